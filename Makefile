@@ -1,0 +1,38 @@
+# The commands README.md names. Each sets the workspace up on first use (scripts/bootstrap.sh is
+# idempotent and takes well under a second when nothing changed).
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTEST_WORKERS ?= 2
+PYTEST_ARGS ?=
+RUN := source .env.sh &&
+
+.PHONY: help setup demo test lint format build clean lock
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+setup:  ## create .venv, install pinned ROS 2 wheels + deps, build ros2_ws, write .env.sh
+	@bash scripts/bootstrap.sh
+
+demo: setup  ## the main job: an end-to-end run of real nodes over DDS
+	@$(RUN) python scripts/demo.py
+
+test: setup lint  ## lint, then every test (unit, ROS integration with real DDS, end to end)
+	@$(RUN) AIV_REQUIRE_ROS=1 python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+
+lint: setup  ## ruff check + format check
+	@$(RUN) ruff check . && ruff format --check .
+
+format: setup  ## apply ruff's fixes and formatting
+	@$(RUN) ruff check --fix . && ruff format .
+
+build: setup  ## force a colcon rebuild of the workspace
+	@AIV_FORCE=1 bash scripts/bootstrap.sh
+
+lock: setup  ## regenerate requirements/constraints.txt from the current venv
+	@$(RUN) python scripts/lock_requirements.py
+
+clean:  ## remove build products (keeps .venv and data)
+	rm -rf ros2_ws/build ros2_ws/install ros2_ws/log .env.sh .venv/.aiv-stamps/build

@@ -1,0 +1,1 @@
+"""Helpers shared by every AIV node; importing this package does not import rclpy."""

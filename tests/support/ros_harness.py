@@ -1,0 +1,143 @@
+"""Run real ROS 2 nodes in tests: in-process on a background executor, or as child processes.
+
+Nothing here sleeps to synchronise: every wait is a predicate checked while the executor spins
+(or while a child process runs), bounded by a deadline, and a timeout names what was awaited.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+
+DEFAULT_TIMEOUT_S = 20.0
+
+
+class WaitTimeout(AssertionError):
+    """A condition a test waited for did not become true in time."""
+
+
+def wait_until(predicate: Callable[[], bool], what: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    """Block until ``predicate()`` is true; the executor thread does the ROS work meanwhile.
+
+    The poll interval is short and only paces the check; correctness never depends on it.
+    """
+    deadline = time.monotonic() + timeout_s
+    event = threading.Event()
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise WaitTimeout(f"timed out after {timeout_s:.1f} s waiting for {what}")
+        event.wait(0.01)
+
+
+class SpinningExecutor:
+    """A MultiThreadedExecutor spinning on a daemon thread for one rclpy context."""
+
+    def __init__(self, context: Context, num_threads: int = 4) -> None:
+        self.context = context
+        self.executor = MultiThreadedExecutor(num_threads=num_threads, context=context)
+        self._thread = threading.Thread(target=self._spin, name="test-executor", daemon=True)
+        self._nodes: list[Node] = []
+        self._thread.start()
+
+    def _spin(self) -> None:
+        # The context may be shut down while spinning; that ends the thread, nothing else does.
+        with suppress(ExternalShutdownException):
+            self.executor.spin()
+
+    def add(self, node: Node) -> Node:
+        self._nodes.append(node)
+        self.executor.add_node(node)
+        return node
+
+    def create_node(self, name: str, **kwargs: Any) -> Node:
+        """Create a plain node in this context and spin it."""
+        return self.add(Node(name, context=self.context, **kwargs))
+
+    def run(self, future: Any, what: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> Any:
+        """Wait for an rclpy future completed by the executor thread and return its result."""
+        wait_until(future.done, what, timeout_s)
+        return future.result()
+
+    def shutdown(self) -> None:
+        for node in self._nodes:
+            self.executor.remove_node(node)
+            node.destroy_node()
+        self.executor.shutdown(timeout_sec=5.0)
+        self._thread.join(timeout=5.0)
+
+
+@contextmanager
+def ros_context() -> Iterator[Context]:
+    """A fresh rclpy context for one test, shut down afterwards even if the test fails."""
+    context = Context()
+    rclpy.init(context=context)
+    try:
+        yield context
+    finally:
+        rclpy.try_shutdown(context=context)
+
+
+class NodeProcess:
+    """A ROS node running as a child process, with its output captured to a log file."""
+
+    def __init__(self, argv: Sequence[str], log_path: Path, env: dict[str, str] | None = None) -> None:
+        self.argv = list(argv)
+        self.log_path = log_path
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            self.argv,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+            start_new_session=True,  # our SIGINT goes to the node alone, not to pytest
+        )
+
+    @property
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def output(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def assert_running(self) -> None:
+        if not self.running:
+            raise AssertionError(
+                f"node process {self.argv} exited with {self.process.returncode}:\n{self.output()}"
+            )
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would: no shutdown handlers run."""
+        if self.running:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def stop(self, timeout_s: float = 10.0) -> int:
+        """SIGINT (the way ros2 launch stops nodes), SIGKILL if it does not exit; returns the code."""
+        if self.running:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self._log.close()
+        return self.process.returncode
+
+
+def python_node_argv(script: Path, *args: str) -> list[str]:
+    """Command line that runs a Python node script with this interpreter."""
+    return [sys.executable, str(script), *args]
