@@ -1,7 +1,7 @@
 # The commands README.md names. Each sets the workspace up on first use (scripts/bootstrap.sh is
 # idempotent and takes well under a second when nothing changed).
 SHELL := /bin/bash
-.SHELLFLAGS := -eu -o pipefail -c
+.SHELLFLAGS := -e -o pipefail -c
 .DEFAULT_GOAL := help
 
 PYTEST_WORKERS ?= 2

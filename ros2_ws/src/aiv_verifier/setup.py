@@ -16,6 +16,8 @@ setup(
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.xml")),
     ],
+    # Prompt templates are loaded by path at run time, so they ship inside the Python package.
+    package_data={PACKAGE: ["prompts/*.txt"]},
     install_requires=["setuptools"],
     zip_safe=True,
     maintainer="AIV team",

@@ -1,0 +1,315 @@
+"""Next-best-view strategies in the virtual 6-sector frame (spec §5.10), selectable by name.
+
+Every strategy answers the same question: given where the agent is, which sectors it has used up (visited,
+which includes failed targets) and which moves were refused, which relative direction should it ask for next?
+None of them knows which sectors are navigable beyond past failures, exactly like the reference. All
+randomness comes from seeds derived from (base seed, episode key, step), so a run is repeatable across
+processes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+
+from .nbv_prompt import (
+    AttributeStatus,
+    allowed_directions_text,
+    attribute_status_text,
+    default_template_path,
+    description_status_text,
+    direction_guide_text,
+    fill_prompt_slots,
+    list_text,
+    load_prompt_template,
+    offered_directions,
+    parse_direction_response,
+    resolve_direction,
+    visibility_warning_text,
+    visited_direction_names,
+)
+from .sector_geometry import SectorGeometry, capture_azimuths_of, sector_azimuths, shortest_arc
+from .seeding import seeded_rng
+from .types import SECTOR_COUNT, LanguageModel, relative_direction, target_sector
+
+DEFAULT_BASE_SEED = 42
+QUERY_MODES = ("attribute", "direct")
+
+
+@dataclass(frozen=True)
+class NbvRequest:
+    """Everything a strategy may look at for one decision.
+
+    ``visited`` must already include failed targets (see policy bookkeeping). The fields after ``geometry``
+    are only read by the LLM strategy: the scene image, the query, reconciled attribute states, privileged
+    per-sector visibility of visited sectors (for the trap warning) and the direction of a move refused on the
+    previous step.
+    """
+
+    episode_key: str
+    step: int
+    current_sector: int
+    visited: frozenset[int]
+    failed: frozenset[int] = frozenset()
+    geometry: SectorGeometry | None = None
+    scene_image: np.ndarray | None = None
+    descriptions: tuple[str, ...] = ()
+    object_category: str = ""
+    query_mode: str = "attribute"
+    attributes: tuple[AttributeStatus, ...] = ()
+    sector_visibility: Mapping[int, bool] = field(default_factory=dict)
+    failed_direction: str | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.current_sector < SECTOR_COUNT:
+            raise ValueError(f"current_sector must lie in 0..{SECTOR_COUNT - 1}, got {self.current_sector}")
+        if self.query_mode not in QUERY_MODES:
+            raise ValueError(f"query_mode must be one of {QUERY_MODES}, got {self.query_mode!r}")
+
+
+@dataclass(frozen=True)
+class NbvChoice:
+    """The move to request: relative direction name, the virtual sector it aims at, and why."""
+
+    direction: str
+    target_index: int
+    reason: str
+    debug: dict[str, Any] = field(default_factory=dict)
+
+
+class NbvStrategy(Protocol):
+    name: ClassVar[str]
+
+    def choose(self, request: NbvRequest) -> NbvChoice: ...
+
+
+def _unvisited(request: NbvRequest) -> list[int]:
+    return [k for k in range(SECTOR_COUNT) if k not in request.visited and k not in request.failed]
+
+
+def _random_non_current(request: NbvRequest, base_seed: int, why: str) -> NbvChoice:
+    """Last resort shared by all strategies when nothing unvisited is left: any sector but the current one."""
+    options = [k for k in range(SECTOR_COUNT) if k != request.current_sector]
+    target = seeded_rng(base_seed, request.episode_key, len(request.visited), "non-current").choice(options)
+    return NbvChoice(
+        relative_direction(request.current_sector, target),
+        target,
+        f"{why}; picked sector {target} at random among the non-current ones",
+        {"fallback": "random_non_current", "options": options},
+    )
+
+
+class RandomNbv:
+    """Uniform choice among unvisited, non-failed sectors, seeded by episode and number of visited sectors."""
+
+    name: ClassVar[str] = "random"
+
+    def __init__(self, base_seed: int = DEFAULT_BASE_SEED) -> None:
+        self.base_seed = base_seed
+
+    def choose(self, request: NbvRequest) -> NbvChoice:
+        candidates = _unvisited(request)
+        if not candidates:
+            return _random_non_current(request, self.base_seed, "random: every sector is visited or failed")
+        target = seeded_rng(self.base_seed, request.episode_key, len(request.visited)).choice(candidates)
+        direction = relative_direction(request.current_sector, target)
+        return NbvChoice(
+            direction,
+            target,
+            f"random: picked {direction} (sector {target}) uniformly among unvisited sectors {candidates}",
+            {"candidates": candidates},
+        )
+
+
+class FarthestNbv:
+    """Angular farthest-point sampling (paper Eq. 4 as the reference code computes it).
+
+    A sector's azimuth is that of its first listed capture (synthetic θ_ref + k·60° if it has none); it is
+    scored by the shortest arc to the nearest capture (far or near) of any visited sector. The best unvisited,
+    non-failed sector wins; ties go to the lowest index.
+    """
+
+    name: ClassVar[str] = "farthest"
+
+    def __init__(self, base_seed: int = DEFAULT_BASE_SEED) -> None:
+        self.base_seed = base_seed
+
+    def choose(self, request: NbvRequest) -> NbvChoice:
+        candidates = _unvisited(request)
+        if not candidates:
+            return _random_non_current(request, self.base_seed, "farthest: every sector is visited or failed")
+        geometry = request.geometry
+        azimuths = sector_azimuths(geometry) if geometry is not None else None
+        if geometry is None or azimuths is None:
+            target = seeded_rng(self.base_seed, request.episode_key, len(request.visited)).choice(candidates)
+            direction = relative_direction(request.current_sector, target)
+            return NbvChoice(
+                direction,
+                target,
+                f"farthest: no capture coordinates, picked {direction} (sector {target}) at random "
+                f"among unvisited {candidates}",
+                {"fallback": "random_unvisited", "candidates": candidates},
+            )
+        visited_azimuths = capture_azimuths_of(geometry, request.visited)
+        scores: dict[int, float] = {}
+        best_sector, best_score = candidates[0], -math.inf
+        for sector in candidates:
+            # Without any located visited capture all candidates tie at the maximum arc, so the lowest k wins.
+            score = min(
+                (shortest_arc(azimuths.by_sector[sector], seen) for seen in visited_azimuths), default=math.pi
+            )
+            scores[sector] = score
+            if score > best_score:
+                best_sector, best_score = sector, score
+        direction = relative_direction(request.current_sector, best_sector)
+        return NbvChoice(
+            direction,
+            best_sector,
+            f"farthest: {direction} (sector {best_sector}) is {math.degrees(best_score):.1f} deg from the "
+            "nearest visited view, the largest gap among unvisited sectors",
+            {
+                "scores_deg": {k: round(math.degrees(v), 3) for k, v in scores.items()},
+                "synthetic_sectors": sorted(set(range(SECTOR_COUNT)) - azimuths.measured),
+                "visited_capture_count": len(visited_azimuths),
+            },
+        )
+
+
+class LlmNbv:
+    """Ask a vision-language model, shown the full scene image, which allowed direction to take next.
+
+    Prompt templates are read from files (defaults under ``aiv_verifier/prompts``). If the answer names no
+    allowed direction, or the model fails, a seeded uniform choice among the offered directions is used
+    instead.
+    """
+
+    name: ClassVar[str] = "llm"
+
+    def __init__(
+        self,
+        model: LanguageModel,
+        attribute_template_path: str | Path | None = None,
+        direct_template_path: str | Path | None = None,
+        base_seed: int = DEFAULT_BASE_SEED,
+    ) -> None:
+        self.model = model
+        self.base_seed = base_seed
+        self.templates = {
+            "attribute": load_prompt_template(attribute_template_path or default_template_path("attribute")),
+            "direct": load_prompt_template(direct_template_path or default_template_path("direct")),
+        }
+
+    def build_prompt(self, request: NbvRequest) -> str:
+        descriptions = [*request.descriptions[:3], "", "", ""][:3]
+        offered = offered_directions(request.current_sector, request.visited)
+        if request.query_mode == "attribute":
+            status = attribute_status_text(request.attributes)
+        else:
+            status = description_status_text(request.attributes)
+        slots = {
+            "desc1": descriptions[0],
+            "desc2": descriptions[1],
+            "desc3": descriptions[2],
+            "object_category": request.object_category,
+            "verification_status": status,
+            "visited_directions": list_text(
+                visited_direction_names(request.current_sector, request.visited, request.geometry)
+            ),
+            "allowed_directions": allowed_directions_text(request.current_sector, request.visited),
+            "visibility_warning": visibility_warning_text(
+                request.current_sector, request.sector_visibility, request.geometry, request.failed_direction
+            ),
+            "direction_guide": direction_guide_text(offered),
+        }
+        return fill_prompt_slots(self.templates[request.query_mode], slots)
+
+    def choose(self, request: NbvRequest) -> NbvChoice:
+        prompt = self.build_prompt(request)
+        images = [request.scene_image] if request.scene_image is not None else []
+        error: str | None = None
+        try:
+            response = self.model.generate(prompt, images)
+        except Exception as exc:  # a failed model call must not end the episode; treat it as an empty answer
+            response, error = "", f"{type(exc).__name__}: {exc}"
+        if not isinstance(response, str):
+            response, error = "", f"model returned {type(response).__name__}, expected str"
+
+        offered = offered_directions(request.current_sector, request.visited)
+        parsed = parse_direction_response(response)
+        rng = seeded_rng(self.base_seed, request.episode_key, request.step, "llm-nbv")
+        direction, fell_back = resolve_direction(parsed, offered, rng)
+        target = target_sector(request.current_sector, direction)
+        if fell_back:
+            reason = (
+                f"llm: answer {parsed.raw_choice!r} is not an offered direction {offered}; "
+                f"picked {direction} at random"
+            )
+        else:
+            reason = f"llm: model chose {direction}"
+        if error:
+            reason += f" (model call failed: {error})"
+        return NbvChoice(
+            direction,
+            target,
+            reason,
+            {
+                "prompt": prompt,
+                "response": response,
+                "raw_choice": parsed.raw_choice,
+                "canonical_choice": parsed.canonical,
+                "parsed_json": parsed.parsed_json,
+                "offered": offered,
+                "fallback": fell_back,
+                "error": error,
+            },
+        )
+
+
+_NBV_REGISTRY: dict[str, Callable[..., NbvStrategy]] = {}
+
+
+def register_nbv(name: str, factory: Callable[..., NbvStrategy]) -> None:
+    """Make a strategy available to :func:`make_nbv` under ``name``; re-registering a name is an error."""
+    if name in _NBV_REGISTRY:
+        raise ValueError(f"NBV strategy {name!r} is already registered")
+    _NBV_REGISTRY[name] = factory
+
+
+def available_nbv_strategies() -> tuple[str, ...]:
+    return tuple(sorted(_NBV_REGISTRY))
+
+
+def make_nbv(name: str, **options: Any) -> NbvStrategy:
+    """Build the strategy a config names, passing ``options`` (e.g. ``base_seed``, ``model``) to it."""
+    try:
+        factory = _NBV_REGISTRY[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown NBV strategy {name!r}; available: {list(available_nbv_strategies())}"
+        ) from None
+    return factory(**options)
+
+
+register_nbv(RandomNbv.name, RandomNbv)
+register_nbv(FarthestNbv.name, FarthestNbv)
+register_nbv(LlmNbv.name, LlmNbv)
+
+__all__ = [
+    "DEFAULT_BASE_SEED",
+    "AttributeStatus",
+    "FarthestNbv",
+    "LanguageModel",
+    "LlmNbv",
+    "NbvChoice",
+    "NbvRequest",
+    "NbvStrategy",
+    "RandomNbv",
+    "available_nbv_strategies",
+    "make_nbv",
+    "register_nbv",
+]
