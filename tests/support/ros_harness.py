@@ -110,7 +110,8 @@ class NodeProcess:
         return self.process.poll() is None
 
     def output(self) -> str:
-        self._log.flush()
+        if not self._log.closed:
+            self._log.flush()
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
     def assert_running(self) -> None:

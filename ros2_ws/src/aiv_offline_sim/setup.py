@@ -22,6 +22,10 @@ setup(
     description="PInVerify data layer, episode environment and offline simulator node.",
     license="Apache-2.0",
     entry_points={
-        "console_scripts": [],
+        "console_scripts": [
+            "offline_sim = aiv_offline_sim.sim_node:main",
+            "aiv-dataset = aiv_offline_sim.dataset_cli:main",
+            "aiv-capture = aiv_offline_sim.capture.cli:main",
+        ],
     },
 )

@@ -1,0 +1,376 @@
+"""Typed, validated view of an episode's ``meta.json`` (spec §2.2, paper App. I.2).
+
+Two generations of the file exist: v2 lists every attempted viewpoint under ``viewpoints`` (up to 12, with
+non-navigable ones), v1 lists only accepted views under ``captures``. The reference index builder reads
+``viewpoints`` first, the reference environment reads only ``captures``; we keep both lists so each consumer
+can apply its own precedence (:attr:`EpisodeMeta.index_views`, :attr:`EpisodeMeta.env_views`).
+
+Flags missing from a record get the defaults the reference code gives them for that generation: a v2
+viewpoint without ``navigable``/``mask_meets_threshold`` counts as false (the builder's reading), a v1
+capture as true (the environment's and builder's reading of ``captures``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from .constants import RAW_SECTOR_COUNT, VIEW_TYPES
+from .errors import DatasetError
+from .fields import (
+    Where,
+    as_bool,
+    as_id,
+    as_int,
+    as_list,
+    as_mapping,
+    as_number,
+    as_str,
+    as_vector,
+    optional,
+    required,
+)
+from .paths import check_relative
+
+_TAG_SECTOR = re.compile(r"^s(\d+)(?:_|$)")
+_FILE_SECTOR = re.compile(r"(?:^|_)s(\d+)(?=_|\.|$)")
+
+
+@dataclass(frozen=True)
+class CameraIntrinsics:
+    """Pinhole model of the capture camera (360x640 portrait, HFOV 42 degrees in the benchmark)."""
+
+    width: int
+    height: int
+    hfov_deg: float
+    vfov_deg: float | None = None
+
+    @property
+    def fx(self) -> float:
+        return (self.width / 2.0) / math.tan(math.radians(self.hfov_deg) / 2.0)
+
+    @property
+    def fy(self) -> float:
+        if self.vfov_deg is None:
+            return self.fx  # square pixels
+        return (self.height / 2.0) / math.tan(math.radians(self.vfov_deg) / 2.0)
+
+    @property
+    def cx(self) -> float:
+        return (self.width - 1) / 2.0
+
+    @property
+    def cy(self) -> float:
+        return (self.height - 1) / 2.0
+
+
+@dataclass(frozen=True)
+class Viewpoint:
+    """One pre-captured (or attempted) camera pose around the target.
+
+    ``sector_index`` is the raw 30-degree sector (0, 2, ..., 10); ``view_type`` is "far" or "near".
+    ``rgb``/``mask_path`` are relative to the episode directory. ``list_position`` is the record's position
+    in the meta.json list, kept because some reference policies depend on file order.
+    """
+
+    list_position: int
+    tag: str | None
+    sector_index: int | None
+    view_type: str
+    navigable: bool
+    mask_meets_threshold: bool
+    rgb: str | None = None
+    mask_path: str | None = None
+    camera_position: tuple[float, float, float] | None = None
+    camera_rotation_wxyz: tuple[float, float, float, float] | None = None
+    mask_bbox_xyxy: tuple[float, float, float, float] | None = None
+    mask_area_px: int | None = None
+    mask_area_fraction: float | None = None
+    has_mask: bool | None = None
+    in_frustum: bool | None = None
+    range_label: str | None = None
+    radius_m: float | None = None
+    angle_deg_range: tuple[float, float] | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def name(self) -> str:
+        """Tag if present, else a synthetic name, for messages and debug logs."""
+        if self.tag:
+            return self.tag
+        return f"s{self.sector_index}_{self.view_type}" if self.sector_index is not None else "untagged"
+
+    @property
+    def is_trap(self) -> bool:
+        """Reachable but the target is not meaningfully visible (spec §3.7)."""
+        return self.navigable and not self.mask_meets_threshold
+
+
+@dataclass(frozen=True)
+class EpisodeMeta:
+    """Validated content of one meta.json."""
+
+    source: str
+    scene_key: str
+    episode_id: str
+    object_id: str
+    object_category: str
+    scene_id: str | None = None
+    goal_position: tuple[float, float, float] | None = None
+    camera_intrinsics: CameraIntrinsics | None = None
+    category_mask_threshold: float | None = None
+    viewpoints: tuple[Viewpoint, ...] | None = None
+    captures: tuple[Viewpoint, ...] | None = None
+    navigable_count: int | None = None
+    valid_mask_count: int | None = None
+    success: bool | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def format_version(self) -> str:
+        return "v2" if self.viewpoints is not None else "v1"
+
+    @property
+    def index_views(self) -> tuple[Viewpoint, ...]:
+        """Views as the index builder and statistics read them: ``viewpoints`` first, else ``captures``."""
+        if self.viewpoints is not None:
+            return self.viewpoints
+        return self.captures or ()
+
+    @property
+    def env_views(self) -> tuple[Viewpoint, ...]:
+        """Views as the episode environment reads them: ``captures`` first (as the reference), else v2."""
+        if self.captures is not None:
+            return self.captures
+        return self.viewpoints or ()
+
+
+def sector_from_tag(tag: str | None) -> int | None:
+    """``"s4_far"`` -> 4; ``None`` when the tag does not carry a sector."""
+    if not tag:
+        return None
+    match = _TAG_SECTOR.match(tag)
+    return int(match.group(1)) if match else None
+
+
+def sector_from_filename(path: str | None) -> int | None:
+    """``"rgb/rgb_s10_near.png"`` -> 10; ``None`` when the file name does not carry a sector."""
+    if not path:
+        return None
+    match = _FILE_SECTOR.search(PurePosixPath(path.replace("\\", "/")).name)
+    return int(match.group(1)) if match else None
+
+
+def view_type_from_name(*names: str | None) -> str:
+    """Reference rule: the first non-empty of the names decides; "far" if it contains "far", else "near"."""
+    for name in names:
+        if name:
+            return "far" if "far" in name else "near"
+    return "near"
+
+
+def _relative_path(value: Any, where: Where) -> str:
+    text = as_str(value, where)
+    check_relative(text, where)
+    return text.replace("\\", "/")
+
+
+def _view_type(value: Any, where: Where) -> str:
+    text = as_str(value, where)
+    if text not in VIEW_TYPES:
+        raise where.expected('"far" or "near"', value)
+    return text
+
+
+def _bbox(value: Any, where: Where) -> tuple[float, float, float, float]:
+    x0, y0, x1, y1 = as_vector(value, where, 4)
+    if x1 < x0 or y1 < y0:
+        raise where.error(
+            f"expected [xmin, ymin, xmax, ymax] with xmin <= xmax and ymin <= ymax, got {list(value)}"
+        )
+    return (x0, y0, x1, y1)
+
+
+def _range(value: Any, where: Where) -> tuple[float, float]:
+    lo, hi = as_vector(value, where, 2)
+    return (lo, hi)
+
+
+def parse_viewpoint(data: Any, where: Where, *, list_position: int, generation: str) -> Viewpoint:
+    """Validate one viewpoint/capture record.
+
+    ``generation`` is "v2" (from ``viewpoints``) or "v1" (from ``captures``) and selects the defaults for
+    missing flags (see module docstring). The sector index comes from ``sector_index``, else the tag, else the
+    rgb file name; the view type from ``view_type``, else the rgb file name / tag, as the reference does.
+    """
+    obj = as_mapping(data, where)
+    flag_default = generation == "v1"
+    tag = optional(obj, "tag", where, as_str)
+    rgb_main = optional(obj, "rgb", where, _relative_path)
+    rgb_alias = optional(obj, "rgb_filename", where, _relative_path)
+    if rgb_main and rgb_alias and rgb_main != rgb_alias:
+        raise where.at("rgb_filename").error(
+            f"alias disagrees with 'rgb' ({rgb_alias!r} vs {rgb_main!r}); expected the same path"
+        )
+    rgb = rgb_alias or rgb_main
+
+    explicit_sector = optional(obj, "sector_index", where, lambda v, w: as_int(v, w, minimum=0))
+    tag_sector = sector_from_tag(tag)
+    file_sector = sector_from_filename(rgb)
+    if explicit_sector is not None and tag_sector is not None and explicit_sector != tag_sector:
+        raise where.at("sector_index").error(f"value {explicit_sector} disagrees with tag {tag!r}")
+    sector = next((s for s in (explicit_sector, tag_sector, file_sector) if s is not None), None)
+    if sector is None:
+        raise where.error("cannot determine the sector: no 'sector_index', no tag like 's4_far', no rgb name")
+    if sector >= RAW_SECTOR_COUNT:
+        raise where.at("sector_index").error(
+            f"expected a raw sector in 0..{RAW_SECTOR_COUNT - 1}, got {sector}"
+        )
+
+    view_type = optional(obj, "view_type", where, _view_type)
+    if view_type is None:
+        view_type = view_type_from_name(rgb_alias, rgb_main, tag)
+    range_label = optional(obj, "range_label", where, _view_type)
+    if range_label is not None and range_label != view_type:
+        raise where.at("range_label").error(
+            f"value {range_label!r} disagrees with the view type {view_type!r}"
+        )
+
+    position = optional(obj, "camera_position", where, lambda v, w: as_vector(v, w, 3))
+    rotation = optional(obj, "camera_rotation_quat_wxyz", where, lambda v, w: as_vector(v, w, 4))
+    return Viewpoint(
+        list_position=list_position,
+        tag=tag,
+        sector_index=sector,
+        view_type=view_type,
+        navigable=optional(obj, "navigable", where, as_bool, flag_default),
+        mask_meets_threshold=optional(obj, "mask_meets_threshold", where, as_bool, flag_default),
+        rgb=rgb,
+        mask_path=optional(obj, "mask_raw_path", where, _relative_path),
+        camera_position=position,  # type: ignore[arg-type]
+        camera_rotation_wxyz=rotation,  # type: ignore[arg-type]
+        mask_bbox_xyxy=optional(obj, "mask_bbox_xyxy", where, _bbox),
+        mask_area_px=optional(obj, "mask_area_px", where, lambda v, w: as_int(v, w, minimum=0)),
+        mask_area_fraction=optional(obj, "mask_area_fraction", where, as_number),
+        has_mask=optional(obj, "has_mask", where, as_bool),
+        in_frustum=optional(obj, "in_frustum", where, as_bool),
+        range_label=range_label,
+        radius_m=optional(obj, "radius_m", where, as_number),
+        angle_deg_range=optional(obj, "angle_deg_range", where, _range),
+        raw=dict(obj),
+    )
+
+
+def parse_view_list(data: Any, where: Where, *, generation: str) -> tuple[Viewpoint, ...]:
+    """Validate a ``viewpoints``/``captures`` list; tags must be unique within it."""
+    items = as_list(data, where)
+    views = tuple(
+        parse_viewpoint(item, where.at(i), list_position=i, generation=generation)
+        for i, item in enumerate(items)
+    )
+    seen: dict[str, int] = {}
+    for view in views:
+        if view.tag is None:
+            continue
+        if view.tag in seen:
+            raise (
+                where.at(view.list_position)
+                .at("tag")
+                .error(f"duplicate tag {view.tag!r} (also at position {seen[view.tag]})")
+            )
+        seen[view.tag] = view.list_position
+    return views
+
+
+def _intrinsics(value: Any, where: Where) -> CameraIntrinsics:
+    obj = as_mapping(value, where)
+    hfov = required(obj, "hfov_deg", where, as_number)
+    if not 0.0 < hfov < 180.0:
+        raise where.at("hfov_deg").error(f"expected a field of view in (0, 180) degrees, got {hfov}")
+    vfov = optional(obj, "vfov_deg", where, as_number)
+    if vfov is not None and not 0.0 < vfov < 180.0:
+        raise where.at("vfov_deg").error(f"expected a field of view in (0, 180) degrees, got {vfov}")
+    return CameraIntrinsics(
+        width=required(obj, "width", where, lambda v, w: as_int(v, w, minimum=1)),
+        height=required(obj, "height", where, lambda v, w: as_int(v, w, minimum=1)),
+        hfov_deg=float(hfov),
+        vfov_deg=None if vfov is None else float(vfov),
+    )
+
+
+def parse_meta(data: Any, source: str | Path) -> EpisodeMeta:
+    """Validate a decoded meta.json document; ``source`` names the file in error messages."""
+    where = Where.of(source)
+    obj = as_mapping(data, where)
+    viewpoints = optional(obj, "viewpoints", where, lambda v, w: parse_view_list(v, w, generation="v2"))
+    captures = optional(obj, "captures", where, lambda v, w: parse_view_list(v, w, generation="v1"))
+    if viewpoints is None and captures is None:
+        raise where.at("viewpoints").error("missing required field (v1 files may use 'captures' instead)")
+    goal = optional(obj, "goal_position_nominal", where, lambda v, w: as_vector(v, w, 3))
+    return EpisodeMeta(
+        source=str(source),
+        scene_key=required(obj, "scene_key", where, as_str),
+        episode_id=required(obj, "episode_id", where, as_id),
+        object_id=required(obj, "object_id", where, as_id),
+        object_category=required(obj, "object_category", where, as_str),
+        scene_id=optional(obj, "scene_id", where, as_str),
+        goal_position=goal,  # type: ignore[arg-type]
+        camera_intrinsics=optional(obj, "camera_intrinsics", where, _intrinsics),
+        category_mask_threshold=optional(obj, "category_mask_threshold", where, as_number),
+        viewpoints=viewpoints,
+        captures=captures,
+        navigable_count=optional(obj, "navigable_count", where, lambda v, w: as_int(v, w, minimum=0)),
+        valid_mask_count=optional(obj, "valid_mask_count", where, lambda v, w: as_int(v, w, minimum=0)),
+        success=optional(obj, "success", where, as_bool),
+        raw=dict(obj),
+    )
+
+
+def read_json(path: Path, *, display: str | None = None) -> Any:
+    """Read a JSON file, turning I/O, encoding and syntax failures into :class:`DatasetError`."""
+    name = display or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DatasetError("file is missing", path=name) from None
+    except IsADirectoryError:
+        raise DatasetError("expected a JSON file, found a directory", path=name) from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"file is not valid UTF-8 ({exc.reason} at byte {exc.start})", path=name) from None
+    except OSError as exc:
+        raise DatasetError(f"cannot read file ({exc.strerror or exc})", path=name) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            f"invalid JSON: {exc.msg} (column {exc.colno})", path=name, line=exc.lineno
+        ) from None
+
+
+def load_meta(path: Path, *, display: str | None = None) -> EpisodeMeta:
+    """Read and validate one meta.json file."""
+    name = display or str(path)
+    return parse_meta(read_json(path, display=name), name)
+
+
+def sector_summary(views: Iterable[Viewpoint]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(valid_start_sectors, navigable_sectors) of a view list, as the index records them (spec §2.4).
+
+    Valid start: any viewpoint of the raw sector meets the mask threshold (navigability is not consulted, as
+    in the reference builder). Navigable: some viewpoint is navigable and has an rgb path. Both sorted.
+    """
+    valid: set[int] = set()
+    navigable: set[int] = set()
+    for view in views:
+        if view.sector_index is None:
+            continue
+        if view.navigable and view.rgb:
+            navigable.add(view.sector_index)
+        if view.mask_meets_threshold:
+            valid.add(view.sector_index)
+    return tuple(sorted(valid)), tuple(sorted(navigable))

@@ -1,0 +1,622 @@
+"""The PInVerify episode environment: ``reset(i)`` / ``step(action)`` over pre-captured views (spec §3).
+
+Transitions are deterministic look-ups in the captured images, exactly as the reference ``PInVerifyEnv``:
+the agent starts in a sector where the target is visible, each step either decides (Yes/No, episode over)
+or asks to move in one of six relative directions, every step costs one unit of the budget, and the budget
+running out forces an "Unsure" stop.
+
+What differs from the reference is the *interface*, not the rules:
+
+* Observations are typed (:class:`Observation`) and carry no ground truth. The reference hands every policy
+  the full index record (label and pair type included) as ``obs["meta"]``; here the GT box, mask flags and
+  pair labels reach the agent only through ``Observation.privileged``, which is filled only when the
+  environment is built with ``privileged=True`` (the GT-box and oracle modes opt in; spec §9).
+* ``StepInfo`` is for the caller (evaluator / sim node), not the agent: it says what happened
+  (:class:`StepOutcome`, trap flag, a readable warning) and tells "already visited" apart from
+  "unreachable", which the reference lumps together (both still count as ``navigation_failed``).
+* Misuse raises instead of misbehaving: stepping before ``reset`` or after the episode ended, or (with
+  ``strict_directions=True``) a direction or decision string that is not one of the known names.
+* The start-sector seed is selectable by name, because the reference has two behaviours (§3.3):
+  ``"per_episode_fixed"`` (every episode seeded with ``seed``, what the multi-GPU launcher that produced the
+  paper's numbers did) and ``"seed_plus_index"`` (``seed + i``, a single-process run over the whole index).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .dataset.descriptions import DescriptionDB
+from .dataset.errors import DatasetError
+from .dataset.fields import Where, as_list, as_vector
+from .dataset.images import ImageRef
+from .dataset.index_records import PairRecord
+from .dataset.layout import PInVerifyDataset
+from .dataset.meta import CameraIntrinsics, Viewpoint, parse_viewpoint
+from .directions import DirectionError, clean_direction, normalize_direction
+from .sector_map import MoveOutcome, SectorMap, build_sector_map, resolve_move
+
+#: Names of the start-sector seeding policies (see module docstring).
+SEED_POLICIES: tuple[str, ...] = ("per_episode_fixed", "seed_plus_index")
+#: Which view of a sector is shown when it has both.
+VIEW_PRIORITIES: tuple[str, ...] = ("far", "near")
+#: Decisions an action may carry; anything else is treated as "Unsure" unless strict.
+DECISIONS: tuple[str, ...] = ("Yes", "No", "Unsure")
+
+TRAP_WARNING = "Target not clearly visible from this view (trap view)."
+
+_RGB_SCAN = re.compile(r"^rgb_s(\d+)_(far|near)\.png$")
+
+
+class EpisodeEnvError(RuntimeError):
+    """Base class of environment misuse errors."""
+
+
+class EpisodeNotStartedError(EpisodeEnvError):
+    """``step`` was called before ``reset``."""
+
+
+class EpisodeFinishedError(EpisodeEnvError):
+    """``step`` was called after the episode ended (decision or forced stop)."""
+
+
+class InvalidActionError(EpisodeEnvError, ValueError):
+    """The action cannot be interpreted (wrong type, or unknown name in strict mode)."""
+
+
+class StepOutcome(str, Enum):
+    """What a step did. ``UNREACHABLE`` and ``ALREADY_VISITED`` are both navigation failures."""
+
+    MOVED = "moved"
+    STAYED = "stayed"
+    UNREACHABLE = "unreachable"
+    ALREADY_VISITED = "already_visited"
+    REJECTED = "rejected"  # move not attempted: the step budget was exhausted (forced "Unsure" stop)
+    DECIDED = "decided"  # Yes/No ended the episode
+
+    @property
+    def navigation_failed(self) -> bool:
+        return self in (StepOutcome.UNREACHABLE, StepOutcome.ALREADY_VISITED)
+
+
+@dataclass(frozen=True)
+class Action:
+    """One agent step: a decision and, when the decision is "Unsure", a relative direction."""
+
+    decision: str = "Unsure"
+    nav_rel: str | None = "front"
+
+    @classmethod
+    def yes(cls) -> Action:
+        return cls("Yes", None)
+
+    @classmethod
+    def no(cls) -> Action:
+        return cls("No", None)
+
+    @classmethod
+    def move(cls, direction: str) -> Action:
+        return cls("Unsure", direction)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> Action:
+        """The reference dict form ``{"decision": ..., "nav_rel": ...}``; other keys (policy logs) ignored."""
+        return cls(data.get("decision", "Unsure"), data.get("nav_rel", "front"))
+
+
+@dataclass(frozen=True)
+class EpisodeTruth:
+    """Ground truth of the current pair — for the evaluator, never for the agent."""
+
+    episode_index: int
+    episode_path: str
+    scene: str
+    episode: str
+    label: int
+    pair_type: str
+    query_object_id: str
+    query_object_category: str
+    target_object_id: str
+    target_object_category: str
+
+
+@dataclass(frozen=True)
+class PrivilegedView:
+    """Ground truth about the current view, for agents that opt in (GT-box mode, reference warnings)."""
+
+    capture_tag: str
+    raw_sector: int | None
+    view_type: str
+    mask_bbox_xyxy: tuple[float, float, float, float] | None
+    mask_area_px: int | None
+    mask_meets_threshold: bool
+    visited_visibility: Mapping[int, bool]  # virtual sector -> mask flag of its shown capture, visited only
+    camera_position: tuple[float, float, float] | None
+    goal_position: tuple[float, float, float]
+    viewpoints: tuple[
+        Viewpoint, ...
+    ]  # the episode's capture list in file order (reference ``meta.captures``)
+    truth: EpisodeTruth
+
+    @property
+    def trap_view(self) -> bool:
+        return not self.mask_meets_threshold
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the agent may see after ``reset``/``step`` (spec §3.4, minus ``meta``)."""
+
+    episode_index: int
+    episode_seed: int
+    rgb_path: str | None
+    image: ImageRef | None
+    current_sector: int
+    step_count: int
+    max_steps: int
+    available_sectors: tuple[int, ...]
+    navigation_failed: bool
+    failed_direction: str | None
+    query_descriptions: tuple[str, ...] = ()
+    camera_intrinsics: CameraIntrinsics | None = None
+    privileged: PrivilegedView | None = None
+
+    @property
+    def remaining_steps(self) -> int:
+        return self.max_steps - self.step_count
+
+    def load_image(self) -> np.ndarray:
+        """Decode the current RGB frame (H x W x 3 uint8)."""
+        if self.image is None:
+            raise DatasetError("the current capture has no rgb image", path=self.rgb_path)
+        return self.image.load()
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """What a step did, for the caller. ``to_reference_dict`` gives the reference ``info`` dict."""
+
+    step: int
+    decision: str
+    outcome: StepOutcome
+    trap_view: bool = False
+    requested_direction: str | None = None
+    direction: str | None = None
+    from_sector: int = 0
+    to_sector: int = 0
+    target_sector: int | None = None
+    visibility_warning: str | None = None
+
+    @property
+    def navigation_failed(self) -> bool:
+        return self.outcome.navigation_failed
+
+    @property
+    def forced_stop(self) -> bool:
+        return self.outcome is StepOutcome.REJECTED
+
+    def to_reference_dict(self) -> dict[str, Any]:
+        info: dict[str, Any] = {}
+        if self.navigation_failed:
+            info["navigation_failed"] = True
+        if self.trap_view:
+            info["trap_view"] = True
+        info["decision"] = self.decision
+        return info
+
+
+class StepResult(NamedTuple):
+    """Gym-style 4-tuple: unpack as ``obs, reward, done, info``."""
+
+    observation: Observation
+    reward: float
+    done: bool
+    info: StepInfo
+
+
+@dataclass
+class _EpisodeState:
+    index: int
+    seed: int
+    record: PairRecord
+    smap: SectorMap
+    file_order: tuple[Viewpoint, ...]
+    episode_path: str
+    intrinsics: CameraIntrinsics | None
+    current: int
+    visited: set[int]
+    step: int = 0
+    done: bool = False
+    last_failed: bool = False
+    last_failed_direction: str | None = None
+    query_descriptions: tuple[str, ...] = ()
+    history: list[StepInfo] = field(default_factory=list)
+
+
+def compose_warning(outcome: StepOutcome, direction: str | None, trap_view: bool) -> str | None:
+    """Readable feedback for a step: failed moves first (the agent did not move), then trap arrivals."""
+    if outcome is StepOutcome.UNREACHABLE:
+        return f"Sector {direction} is unreachable; the agent has not moved."
+    if outcome is StepOutcome.ALREADY_VISITED:
+        return f"Sector {direction} was already visited; the agent has not moved."
+    if trap_view:
+        return TRAP_WARNING
+    return None
+
+
+class PInVerifyEnv:
+    """Episode environment over a list of pair records (one episode per record).
+
+    Args:
+        records: the pair index, in order; ``reset(i)`` plays ``records[i]``.
+        dataset: where episodes, meta.json files and images are read from.
+        max_steps: the budget T (6 for the reported multi-view runs, 1 for single view).
+        sectors: number of virtual sectors (6).
+        view_priority: "far" (reference) or "near": which view a sector shows when it has both.
+        seed: base seed (42).
+        seed_policy: one of :data:`SEED_POLICIES`.
+        strict_directions: reject directions/decisions that are not exact names instead of normalising
+            them the reference way (unknown direction -> "front", unknown decision -> "Unsure").
+        privileged: fill ``Observation.privileged`` with ground truth.
+        descriptions: if given, observations carry the query object's descriptions.
+        seed_global_rngs: also re-seed Python's and NumPy's global RNGs at reset, as the reference does
+            (some reference policies draw from them); off by default because it is a global side effect.
+    """
+
+    def __init__(
+        self,
+        records: Sequence[PairRecord],
+        dataset: PInVerifyDataset,
+        *,
+        max_steps: int = 6,
+        sectors: int = 6,
+        view_priority: str = "far",
+        seed: int = 42,
+        seed_policy: str = "per_episode_fixed",
+        strict_directions: bool = False,
+        privileged: bool = False,
+        descriptions: DescriptionDB | None = None,
+        seed_global_rngs: bool = False,
+    ) -> None:
+        if not isinstance(max_steps, int) or max_steps < 1:
+            raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
+        if not isinstance(sectors, int) or sectors < 1:
+            raise ValueError(f"sectors must be a positive integer, got {sectors!r}")
+        if view_priority not in VIEW_PRIORITIES:
+            raise ValueError(f"view_priority must be one of {VIEW_PRIORITIES}, got {view_priority!r}")
+        if seed_policy not in SEED_POLICIES:
+            raise ValueError(f"seed_policy must be one of {SEED_POLICIES}, got {seed_policy!r}")
+        self.records = list(records)
+        self.dataset = dataset
+        self.max_steps = max_steps
+        self.sectors = sectors
+        self.view_priority = view_priority
+        self.seed = seed
+        self.seed_policy = seed_policy
+        self.strict_directions = strict_directions
+        self.privileged = privileged
+        self.descriptions = descriptions
+        self.seed_global_rngs = seed_global_rngs
+        self._state: _EpisodeState | None = None
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    # -- public state ---------------------------------------------------------------------------------------
+
+    @property
+    def started(self) -> bool:
+        return self._state is not None
+
+    @property
+    def done(self) -> bool:
+        return self._require_state().done
+
+    @property
+    def step_count(self) -> int:
+        return self._require_state().step
+
+    @property
+    def current_sector(self) -> int:
+        state = self._require_state()
+        return state.smap.capture_sector.get(state.current, -1)
+
+    @property
+    def visited_sectors(self) -> frozenset[int]:
+        return frozenset(self._require_state().visited)
+
+    @property
+    def sector_map(self) -> SectorMap:
+        return self._require_state().smap
+
+    @property
+    def history(self) -> tuple[StepInfo, ...]:
+        return tuple(self._require_state().history)
+
+    @property
+    def ground_truth(self) -> EpisodeTruth:
+        """Labels of the current episode, for the evaluator (the agent never gets this object)."""
+        state = self._require_state()
+        return self._truth(state)
+
+    def episode_seed(self, index: int) -> int:
+        """Seed of episode ``index`` under the configured policy."""
+        return self.seed if self.seed_policy == "per_episode_fixed" else self.seed + index
+
+    # -- reset ----------------------------------------------------------------------------------------------
+
+    def reset(self, index: int) -> Observation:
+        """Start episode ``index`` of the record list and return its first observation.
+
+        Raises :class:`DatasetError` if the episode's files are broken (the caller can record that and move
+        on to the next index; the environment stays usable).
+        """
+        if isinstance(index, bool) or not isinstance(index, int | np.integer):
+            raise TypeError(f"episode index must be an integer, got {type(index).__name__}")
+        index = int(index)
+        if not 0 <= index < len(self.records):
+            raise IndexError(f"episode index {index} out of range (0..{len(self.records) - 1})")
+        seed = self.episode_seed(index)
+        if self.seed_global_rngs:
+            np.random.seed(seed)
+            random.seed(seed)
+        record = self.records[index]
+        self._state = None  # a failed reset must not leave the previous episode playable
+        views, goal, intrinsics = self._load_captures(record)
+        smap = build_sector_map(views, goal, self.sectors)
+        if not smap.captures:
+            raise DatasetError("episode has no captures to observe", path=record.meta_path, field="captures")
+        start = self._choose_start(smap, seed)
+        state = _EpisodeState(
+            index=index,
+            seed=seed,
+            record=record,
+            smap=smap,
+            file_order=tuple(views),
+            episode_path=record.episode_path,
+            intrinsics=intrinsics,
+            current=start,
+            visited={smap.capture_sector.get(start, -1)},
+        )
+        if self.descriptions is not None and record.query_object_id in self.descriptions:
+            state.query_descriptions = self.descriptions[record.query_object_id].descriptions
+        self._state = state
+        return self._observe(state)
+
+    def _choose_start(self, smap: SectorMap, seed: int) -> int:
+        """Spec §3.3: uniform (legacy RandomState) choice among sectors whose shown capture is visible."""
+        available = list(smap.available)
+        valid = [
+            sector
+            for sector in available
+            if smap.captures[smap.capture_for(sector, self.view_priority)].mask_meets_threshold  # type: ignore[index]
+        ]
+        if not valid:
+            valid = available
+        if not valid:
+            return 0  # reference: no mappable capture -> the first capture of the sorted list
+        start_sector = int(np.random.RandomState(seed).choice(valid))
+        capture = smap.capture_for(start_sector, self.view_priority)
+        assert capture is not None
+        return capture
+
+    def _load_captures(
+        self, record: PairRecord
+    ) -> tuple[tuple[Viewpoint, ...], tuple[float, ...] | None, CameraIntrinsics | None]:
+        """Capture list, goal and intrinsics of an episode, from the first source that has them (spec §3.1):
+        captures embedded in the record, else meta.json, else a scan of the rgb directory."""
+        where = Where.of(f"<index record {record.scene}/{record.episode}>")
+        embedded = record.extra.get("captures_meta") or record.extra.get("captures")
+        if embedded:
+            key = "captures_meta" if record.extra.get("captures_meta") else "captures"
+            items = as_list(embedded, where.at(key))
+            views = tuple(
+                parse_viewpoint(item, where.at(key).at(i), list_position=i, generation="v1")
+                for i, item in enumerate(items)
+            )
+            goal_raw = record.extra.get("goal_position_nominal")
+            goal = None if goal_raw is None else as_vector(goal_raw, where.at("goal_position_nominal"), 3)
+            return views, goal, None
+        meta_file = self.dataset.root.resolve(record.meta_path, where=where.at("meta_path"))
+        if meta_file.exists():
+            episode = self.dataset.load_episode(record.episode_path, meta_path=record.meta_path)
+            return episode.meta.env_views, episode.meta.goal_position, episode.meta.camera_intrinsics
+        return self._scan_rgb_dir(record, where), None, None
+
+    def _scan_rgb_dir(self, record: PairRecord, where: Where) -> tuple[Viewpoint, ...]:
+        """Reference last resort: captures without positions, inferred from ``rgb_s{S}_{far|near}.png``."""
+        rgb_dir = self.dataset.root.resolve(record.rgb_dir, where=where.at("rgb_dir"))
+        if not rgb_dir.is_dir():
+            raise DatasetError(
+                "episode has neither a meta.json nor an rgb directory",
+                path=record.meta_path,
+                field="meta_path",
+            )
+        views = []
+        for file in sorted(rgb_dir.iterdir()):
+            match = _RGB_SCAN.match(file.name)
+            if match:
+                views.append(
+                    Viewpoint(
+                        list_position=len(views),
+                        tag=None,
+                        sector_index=int(match.group(1)),
+                        view_type=match.group(2),
+                        navigable=True,
+                        mask_meets_threshold=True,
+                        rgb=f"rgb/{file.name}",
+                    )
+                )
+        return tuple(views)
+
+    # -- step -----------------------------------------------------------------------------------------------
+
+    def step(self, action: Action | Mapping[str, Any]) -> StepResult:
+        """Apply one action (spec §3.5). Returns ``(observation, reward=0.0, done, info)``."""
+        state = self._state
+        if state is None:
+            raise EpisodeNotStartedError("step() called before reset()")
+        if state.done:
+            raise EpisodeFinishedError(
+                f"episode {state.index} is over (after {state.step} step(s)); call reset() to start another"
+            )
+        decision, raw_direction = self._parse_action(action)
+        from_sector = state.smap.capture_sector.get(state.current, -1)
+        state.step += 1
+
+        if decision in ("Yes", "No"):
+            state.done = True
+            info = StepInfo(
+                state.step, decision, StepOutcome.DECIDED, from_sector=from_sector, to_sector=from_sector
+            )
+        elif state.step >= self.max_steps:
+            state.done = True
+            info = StepInfo(
+                state.step,
+                "Unsure",
+                StepOutcome.REJECTED,
+                requested_direction=raw_direction,
+                from_sector=from_sector,
+                to_sector=from_sector,
+            )
+        else:
+            info = self._navigate(state, raw_direction, from_sector)
+        state.history.append(info)
+        return StepResult(self._observe(state), 0.0, state.done, info)
+
+    def _parse_action(self, action: Action | Mapping[str, Any]) -> tuple[str, str]:
+        if isinstance(action, Mapping):
+            action = Action.from_mapping(action)
+        if not isinstance(action, Action):
+            raise InvalidActionError(f"expected an Action or a mapping, got {type(action).__name__}")
+        decision = action.decision
+        if not isinstance(decision, str):
+            raise InvalidActionError(f"decision must be a string, got {type(decision).__name__}")
+        if decision in ("Yes", "No"):
+            return decision, action.nav_rel if isinstance(action.nav_rel, str) else ""
+        if self.strict_directions and decision != "Unsure":
+            raise InvalidActionError(f"unknown decision {decision!r}; expected one of {list(DECISIONS)}")
+        direction = action.nav_rel
+        if direction is None and not self.strict_directions:
+            direction = "front"
+        if not isinstance(direction, str):
+            raise InvalidActionError(f"nav_rel must be a direction string, got {type(direction).__name__}")
+        if self.strict_directions:
+            try:
+                normalize_direction(direction, strict=True)
+            except DirectionError as exc:
+                raise InvalidActionError(str(exc)) from None
+        return "Unsure", direction
+
+    def _navigate(self, state: _EpisodeState, raw_direction: str, from_sector: int) -> StepInfo:
+        direction = normalize_direction(raw_direction, strict=self.strict_directions)
+        resolution = resolve_move(state.smap, state.current, direction, state.visited, self.view_priority)
+        if resolution.capture is not None:
+            state.current = resolution.capture
+            to_sector = state.smap.capture_sector.get(resolution.capture, -1)
+            state.visited.add(to_sector)
+            state.last_failed = False
+            state.last_failed_direction = None
+            trap = not state.smap.captures[resolution.capture].mask_meets_threshold
+            outcome = StepOutcome.STAYED if resolution.outcome is MoveOutcome.STAYED else StepOutcome.MOVED
+        else:
+            to_sector = from_sector
+            state.last_failed = True
+            state.last_failed_direction = clean_direction(raw_direction)
+            trap = False
+            outcome = (
+                StepOutcome.ALREADY_VISITED
+                if resolution.outcome is MoveOutcome.ALREADY_VISITED
+                else StepOutcome.UNREACHABLE
+            )
+        return StepInfo(
+            step=state.step,
+            decision="Unsure",
+            outcome=outcome,
+            trap_view=trap,
+            requested_direction=raw_direction,
+            direction=direction,
+            from_sector=from_sector,
+            to_sector=to_sector,
+            target_sector=resolution.target_sector,
+            visibility_warning=compose_warning(outcome, direction, trap),
+        )
+
+    # -- observation ----------------------------------------------------------------------------------------
+
+    def observe(self) -> Observation:
+        """The current observation again (e.g. for a node that republishes it)."""
+        return self._observe(self._require_state())
+
+    def _observe(self, state: _EpisodeState) -> Observation:
+        view = state.smap.captures[state.current]
+        image: ImageRef | None = None
+        rgb_path: str | None = None
+        if view.rgb:
+            where = Where.of(state.record.meta_path).at(view.name).at("rgb")
+            path: Path = self.dataset.root.resolve(state.episode_path, view.rgb, where=where)
+            image = ImageRef(path, "rgb", f"{view.name}.rgb")
+            rgb_path = str(path)
+        return Observation(
+            episode_index=state.index,
+            episode_seed=state.seed,
+            rgb_path=rgb_path,
+            image=image,
+            current_sector=state.smap.capture_sector.get(state.current, -1),
+            step_count=state.step,
+            max_steps=self.max_steps,
+            available_sectors=state.smap.available,
+            navigation_failed=state.last_failed,
+            failed_direction=state.last_failed_direction,
+            query_descriptions=state.query_descriptions,
+            camera_intrinsics=state.intrinsics,
+            privileged=self._privileged(state, view) if self.privileged else None,
+        )
+
+    def _privileged(self, state: _EpisodeState, view: Viewpoint) -> PrivilegedView:
+        smap = state.smap
+        visibility: dict[int, bool] = {}
+        for sector in sorted(state.visited):
+            index = smap.capture_for(sector, self.view_priority)
+            if index is not None:
+                visibility[sector] = smap.captures[index].mask_meets_threshold
+        return PrivilegedView(
+            capture_tag=view.name,
+            raw_sector=view.sector_index,
+            view_type=view.view_type,
+            mask_bbox_xyxy=view.mask_bbox_xyxy,
+            mask_area_px=view.mask_area_px,
+            mask_meets_threshold=view.mask_meets_threshold,
+            visited_visibility=visibility,
+            camera_position=view.camera_position,
+            goal_position=smap.goal,
+            viewpoints=state.file_order,
+            truth=self._truth(state),
+        )
+
+    def _truth(self, state: _EpisodeState) -> EpisodeTruth:
+        record = state.record
+        return EpisodeTruth(
+            episode_index=state.index,
+            episode_path=record.episode_path,
+            scene=record.scene,
+            episode=record.episode,
+            label=record.label,
+            pair_type=record.pair_type,
+            query_object_id=record.query_object_id,
+            query_object_category=record.query_object_category,
+            target_object_id=record.target_object_id,
+            target_object_category=record.target_object_category,
+        )
+
+    def _require_state(self) -> _EpisodeState:
+        if self._state is None:
+            raise EpisodeNotStartedError("no episode is running; call reset() first")
+        return self._state

@@ -1,0 +1,198 @@
+"""ROS-free core of the simulator node: episode selection, move requests and what each frame shows.
+
+The node (:mod:`aiv_offline_sim.sim_node`) only translates between these plain objects and ROS
+messages, so every rule here is testable without DDS, and the ROS integration test can compare the
+node's answers with :class:`~aiv_offline_sim.environment.PInVerifyEnv` directly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from .dataset.descriptions import DescriptionDB
+from .dataset.errors import DatasetError
+from .dataset.index_records import PairRecord
+from .dataset.meta import CameraIntrinsics
+from .directions import DIRECTIONS, DirectionError, normalize_direction
+from .environment import Action, Observation, PInVerifyEnv, StepInfo, StepOutcome
+
+# The benchmark camera (spec §2.3), used when an episode's meta.json carries no intrinsics.
+BENCHMARK_INTRINSICS = CameraIntrinsics(width=360, height=640, hfov_deg=42.0, vfov_deg=68.62)
+
+# Visibility thresholds of the capture pipeline in mask pixels (spec §2.3, paper Table 10).
+DEFAULT_MASK_THRESHOLD_PX = 200
+CATEGORY_MASK_THRESHOLDS_PX: dict[str, int] = {
+    **dict.fromkeys(("keys", "watch"), 100),
+    **dict.fromkeys(("eyeglasses", "wallet", "cellphone", "visor", "camera", "mug"), 150),
+    **dict.fromkeys(("toy", "ball", "headphones", "hat", "book", "shoes"), 300),
+    **dict.fromkeys(("backpack", "bag", "laptop", "teddy bear"), 500),
+}
+
+
+def pair_key(record: PairRecord) -> str:
+    """A stable, opaque key for one verification pair.
+
+    It names the scene and episode (useful in logs) plus a digest of the full pair identity, so it is
+    unique per pair without revealing the query object id or the pair type to the verifier.
+    """
+    identity = "\x1f".join(record.key)
+    digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:12]
+    return f"{record.scene}/{record.episode}/{digest}"
+
+
+class MoveOutcome(int, Enum):
+    """Values of MoveToSector.Result.outcome (kept equal to the .action constants)."""
+
+    MOVED = 0
+    STAYED = 1
+    UNREACHABLE = 2
+    ALREADY_VISITED = 3
+    REJECTED = 4
+
+
+_OUTCOME_FROM_ENV = {
+    StepOutcome.MOVED: MoveOutcome.MOVED,
+    StepOutcome.STAYED: MoveOutcome.STAYED,
+    StepOutcome.UNREACHABLE: MoveOutcome.UNREACHABLE,
+    StepOutcome.ALREADY_VISITED: MoveOutcome.ALREADY_VISITED,
+    StepOutcome.REJECTED: MoveOutcome.REJECTED,
+}
+
+
+@dataclass(frozen=True)
+class EpisodeStart:
+    """What StartEpisode returns: everything a verifier may know about the new episode."""
+
+    index: int
+    key: str
+    descriptions: tuple[str, ...]
+    max_steps: int
+    observation: Observation
+
+
+@dataclass(frozen=True)
+class MoveReply:
+    """The answer to one MoveToSector request."""
+
+    outcome: MoveOutcome
+    sector: int
+    trap_view: bool
+    warning: str
+    steps_taken: int
+    steps_remaining: int
+    message: str
+    new_view: bool  # a different capture is now shown: publish a new frame
+    observation: Observation | None  # None when the request was refused before reaching the env
+
+
+class EpisodeRequestError(ValueError):
+    """A StartEpisode request that cannot be served (unknown key, index out of range, broken episode)."""
+
+
+class EpisodeService:
+    """Serves one episode at a time from an index, with the environment's rules."""
+
+    def __init__(self, env: PInVerifyEnv, descriptions: DescriptionDB | None) -> None:
+        self.env = env
+        self.descriptions = descriptions
+        self.keys = [pair_key(record) for record in env.records]
+        self._index_of_key = {key: i for i, key in enumerate(self.keys)}
+        self._image_cache: dict[str, np.ndarray] = {}
+
+    @property
+    def size(self) -> int:
+        return len(self.keys)
+
+    def start(self, index: int = -1, key: str = "") -> EpisodeStart:
+        """Load an episode by index, or by key when ``index`` is -1."""
+        if index == -1:
+            if key not in self._index_of_key:
+                raise EpisodeRequestError(f"unknown episode key {key!r} ({self.size} pairs loaded)")
+            index = self._index_of_key[key]
+        if not 0 <= index < self.size:
+            raise EpisodeRequestError(
+                f"episode index {index} out of range: the index holds {self.size} pairs"
+            )
+        record = self.env.records[index]
+        descriptions = self._descriptions_of(record)
+        self._image_cache.clear()
+        try:
+            observation = self.env.reset(index)
+        except DatasetError as error:
+            raise EpisodeRequestError(f"episode {self.keys[index]} cannot be loaded: {error}") from error
+        return EpisodeStart(index, self.keys[index], descriptions, self.env.max_steps, observation)
+
+    def _descriptions_of(self, record: PairRecord) -> tuple[str, ...]:
+        if self.descriptions is None or record.query_object_id not in self.descriptions:
+            raise EpisodeRequestError(
+                f"no descriptions for the query object of pair {pair_key(record)} in the description file"
+            )
+        return tuple(self.descriptions[record.query_object_id].descriptions)
+
+    def move(self, direction: str) -> MoveReply:
+        """Apply one MoveToSector request; refusals never consume a step."""
+        if not self.env.started:
+            return self._refusal("no episode is loaded; call StartEpisode first")
+        if self.env.done:
+            return self._refusal("the episode is over; call StartEpisode to start another")
+        try:
+            name = normalize_direction(direction, strict=True)
+        except DirectionError:
+            return self._refusal(f"unknown direction {direction!r}; expected one of {', '.join(DIRECTIONS)}")
+        before = self.env.current_sector
+        observation, _, _, info = self.env.step(Action.move(name))
+        return self._reply(info, observation, before)
+
+    def _reply(self, info: StepInfo, observation: Observation, sector_before: int) -> MoveReply:
+        outcome = _OUTCOME_FROM_ENV[info.outcome]
+        message = ""
+        if outcome is MoveOutcome.REJECTED:
+            message = f"step budget of {self.env.max_steps} exhausted; the episode ended undecided"
+        return MoveReply(
+            outcome=outcome,
+            sector=observation.current_sector,
+            trap_view=info.trap_view,
+            warning=info.visibility_warning or "",
+            steps_taken=info.step,
+            steps_remaining=max(0, self.env.max_steps - info.step),
+            message=message,
+            new_view=outcome is MoveOutcome.MOVED and observation.current_sector != sector_before,
+            observation=observation,
+        )
+
+    def _refusal(self, message: str) -> MoveReply:
+        started = self.env.started
+        steps = self.env.step_count if started else 0
+        return MoveReply(
+            outcome=MoveOutcome.REJECTED,
+            sector=self.env.current_sector if started else -1,
+            trap_view=False,
+            warning="",
+            steps_taken=steps,
+            steps_remaining=max(0, self.env.max_steps - steps) if started else 0,
+            message=message,
+            new_view=False,
+            observation=None,
+        )
+
+    def image_of(self, observation: Observation) -> np.ndarray:
+        """The observation's RGB frame, decoded once per episode and capture."""
+        if observation.rgb_path is None:
+            raise DatasetError("the current capture has no rgb image")
+        cached = self._image_cache.get(observation.rgb_path)
+        if cached is None:
+            cached = observation.load_image()
+            self._image_cache[observation.rgb_path] = cached
+        return cached
+
+
+def camera_matrix(intrinsics: CameraIntrinsics | None) -> tuple[int, int, Sequence[float]]:
+    """Image size and row-major K for CameraInfo (benchmark camera when the episode has none)."""
+    model = intrinsics or BENCHMARK_INTRINSICS
+    k = [model.fx, 0.0, model.cx, 0.0, model.fy, model.cy, 0.0, 0.0, 1.0]
+    return model.width, model.height, k

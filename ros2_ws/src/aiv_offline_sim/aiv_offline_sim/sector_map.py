@@ -1,0 +1,248 @@
+"""Virtual sectors around the goal and the resolution of relative moves (spec §3.2, §3.6, §3.7).
+
+Pure functions over an episode's viewpoints, with no I/O, so that the rules that decide every benchmark
+transition can be pinned by golden tests. The arithmetic deliberately mirrors the reference
+(``atan2`` in the XZ plane, Python ``round`` = round-half-even, modulo on floats, a strict ``< pi/6`` test) so
+that boundary cases fall the same way.
+
+Vocabulary: *capture index* = position in the stably sorted capture list; *virtual sector* = 0..5, with
+0 = the lowest navigable raw sector ("front" in goal-anchored logs) and ascending counter-clockwise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from .dataset.meta import Viewpoint
+from .directions import DIRECTION_OFFSETS, direction_angle
+
+#: Below this horizontal distance (m) from the goal a camera has no usable azimuth (reference threshold).
+MIN_RADIUS = 1e-6
+
+
+def azimuth(position: Sequence[float], goal: Sequence[float]) -> float:
+    """theta = atan2(z - g_z, x - g_x): azimuth around the goal in Habitat's XZ plane, in (-pi, pi]."""
+    return math.atan2(position[2] - goal[2], position[0] - goal[0])
+
+
+def horizontal_distance(position: Sequence[float], goal: Sequence[float]) -> float:
+    return math.hypot(position[0] - goal[0], position[2] - goal[2])
+
+
+def wrap_angle(angle: float) -> float:
+    """Wrap to [-pi, pi) exactly as the reference does: ``(a + pi) % 2pi - pi``."""
+    return (angle + math.pi) % (2.0 * math.pi) - math.pi
+
+
+def virtual_index(theta: float, theta_ref: float, sectors: int = 6) -> int:
+    """v = round(((theta - theta_ref) mod 2pi) / span) mod sectors, with Python's round-half-even."""
+    span = 2.0 * math.pi / sectors
+    return round(((theta - theta_ref) % (2.0 * math.pi)) / span) % sectors
+
+
+def within_sector(delta: float, sectors: int = 6) -> bool:
+    """The acceptance test of a move: strictly less than half a sector (30 degrees) off the request."""
+    return abs(delta) < math.pi / sectors
+
+
+def sort_captures(views: Sequence[Viewpoint]) -> tuple[Viewpoint, ...]:
+    """Stable sort by raw sector (views without one first, as the reference's -1 default puts them)."""
+    return tuple(sorted(views, key=lambda v: -1 if v.sector_index is None else v.sector_index))
+
+
+def is_mappable(view: Viewpoint) -> bool:
+    """Only navigable views with an image can be observed (missing flags already defaulted at parse time)."""
+    return view.navigable and bool(view.rgb)
+
+
+@dataclass(frozen=True)
+class SectorMap:
+    """Which capture the agent sees in each virtual sector of one episode.
+
+    ``slots[v][view_type]`` is a capture index; ``capture_sector[i]`` the virtual sector of capture i
+    (including captures that were overwritten in ``slots`` by a later one of the same type).
+    """
+
+    captures: tuple[Viewpoint, ...]
+    goal: tuple[float, float, float]
+    sectors: int
+    slots: Mapping[int, Mapping[str, int]]
+    capture_sector: Mapping[int, int]
+    reference_capture: int | None
+
+    @property
+    def available(self) -> tuple[int, ...]:
+        """Virtual sectors that have at least one observable capture, ascending."""
+        return tuple(sorted(self.slots))
+
+    def capture_for(self, sector: int, priority: str = "far") -> int | None:
+        """The capture shown in a sector: the ``priority`` view type, else the other one."""
+        views = self.slots.get(sector)
+        if not views:
+            return None
+        if priority in views:
+            return views[priority]
+        other = "near" if priority == "far" else "far"
+        return views.get(other)
+
+    def describe(self, priority: str = "far") -> dict[str, object]:
+        """JSON-ready summary for debug logs (which raw capture sits in which virtual sector)."""
+        details: dict[str, object] = {}
+        for sector in self.available:
+            details[str(sector)] = [
+                {
+                    "tag": self.captures[index].name,
+                    "raw_sector": self.captures[index].sector_index,
+                    "view_type": view_type,
+                    "shown": index == self.capture_for(sector, priority),
+                }
+                for view_type, index in self.slots[sector].items()
+            ]
+        return {
+            "total_captures": len(self.captures),
+            "available_virtual_sectors": list(self.available),
+            "reference_capture": None
+            if self.reference_capture is None
+            else self.captures[self.reference_capture].name,
+            "sectors": details,
+        }
+
+
+def build_sector_map(
+    views: Sequence[Viewpoint], goal: Sequence[float] | None, sectors: int = 6, *, presorted: bool = False
+) -> SectorMap:
+    """Build the virtual sector map of an episode (spec §3.2).
+
+    * Only navigable views with an rgb path take part. theta_ref is the azimuth of the first of them (in
+      sorted order) that has a camera position.
+    * Each such view lands in ``virtual_index(theta, theta_ref)``; a later view of the same type overwrites.
+    * Views without a position go to sector 0 without overwriting — unless *no* view has a position, in
+      which case the reference leaves the map empty (every view is nominally in sector 0, none is shown by
+      sector, and every move fails); we reproduce that.
+    """
+    captures = tuple(views) if presorted else sort_captures(views)
+    goal3 = (0.0, 0.0, 0.0) if goal is None else (float(goal[0]), float(goal[1]), float(goal[2]))
+    located: list[tuple[int, float]] = []
+    unlocated: list[int] = []
+    for index, view in enumerate(captures):
+        if not is_mappable(view):
+            continue
+        if view.camera_position is None:
+            unlocated.append(index)
+        else:
+            located.append((index, azimuth(view.camera_position, goal3)))
+
+    slots: dict[int, dict[str, int]] = {}
+    capture_sector: dict[int, int] = {}
+    reference: int | None = None
+    if not located:
+        capture_sector = {index: 0 for index in range(len(captures))}
+    else:
+        reference, theta_ref = located[0]
+        for index, theta in located:
+            sector = virtual_index(theta, theta_ref, sectors)
+            capture_sector[index] = sector
+            slots.setdefault(sector, {})[captures[index].view_type] = index
+        for index in unlocated:
+            capture_sector[index] = 0
+            slots.setdefault(0, {}).setdefault(captures[index].view_type, index)
+    return SectorMap(
+        captures=captures,
+        goal=goal3,
+        sectors=sectors,
+        slots=slots,
+        capture_sector=capture_sector,
+        reference_capture=reference,
+    )
+
+
+class MoveOutcome(str, Enum):
+    """What became of a navigation request (the two failure kinds both count as ``navigation_failed``)."""
+
+    MOVED = "moved"  # went to another sector
+    STAYED = "stayed"  # "front": stayed in place, a successful no-op that still costs a step
+    UNREACHABLE = "unreachable"  # no capture within +-30 degrees of the requested direction
+    ALREADY_VISITED = "already_visited"  # the only capture(s) there belong to sectors already visited
+
+    @property
+    def failed(self) -> bool:
+        return self in (MoveOutcome.UNREACHABLE, MoveOutcome.ALREADY_VISITED)
+
+
+@dataclass(frozen=True)
+class MoveResolution:
+    """Result of resolving one relative move from the current capture."""
+
+    outcome: MoveOutcome
+    capture: int | None  # capture index moved to (the current one for "front"); None on failure
+    target_sector: int | None  # virtual sector aimed at, when one can be named
+    method: str  # "coordinates" or "fallback" (no usable position for the current capture)
+    delta: float | None = None  # angular miss (radians) of the chosen / best rejected candidate
+
+
+def resolve_move(
+    smap: SectorMap,
+    current: int,
+    direction: str,
+    visited: frozenset[int] | set[int],
+    priority: str = "far",
+) -> MoveResolution:
+    """Resolve a normalised direction from capture ``current`` (spec §3.6).
+
+    With a usable current position: "front" stays; otherwise the target azimuth is theta(current) + offset and
+    the unvisited sector whose shown capture is nearest to it, strictly within +-30 degrees, is chosen
+    (ties: lowest virtual index). Without one (no position, or standing on the goal): the target is
+    ``(current sector + offset) mod 6`` and must exist and be unvisited — "front" included, so it fails.
+    """
+    view = smap.captures[current]
+    current_sector = smap.capture_sector.get(current, 0)
+    position = view.camera_position
+    if position is None or horizontal_distance(position, smap.goal) < MIN_RADIUS:
+        return _resolve_by_index(smap, current_sector, direction, visited, priority)
+
+    if direction == "front":
+        return MoveResolution(
+            MoveOutcome.STAYED, smap.capture_for(current_sector, priority), current_sector, "coordinates"
+        )
+
+    target = azimuth(position, smap.goal) + direction_angle(direction, smap.sectors)
+    best: tuple[float, int, int] | None = None  # (|delta|, sector, capture)
+    best_visited: tuple[float, int] | None = None
+    for sector in smap.available:
+        index = smap.capture_for(sector, priority)
+        if index is None:
+            continue
+        candidate = smap.captures[index].camera_position
+        if candidate is None or horizontal_distance(candidate, smap.goal) < MIN_RADIUS:
+            continue
+        miss = abs(wrap_angle(azimuth(candidate, smap.goal) - target))
+        if not within_sector(miss, smap.sectors):
+            continue
+        if sector in visited:
+            if best_visited is None or miss < best_visited[0]:
+                best_visited = (miss, sector)
+        elif best is None or miss < best[0]:
+            best = (miss, sector, index)
+    if best is not None:
+        return MoveResolution(MoveOutcome.MOVED, best[2], best[1], "coordinates", best[0])
+    if best_visited is not None:
+        return MoveResolution(
+            MoveOutcome.ALREADY_VISITED, None, best_visited[1], "coordinates", best_visited[0]
+        )
+    return MoveResolution(MoveOutcome.UNREACHABLE, None, None, "coordinates")
+
+
+def _resolve_by_index(
+    smap: SectorMap, current_sector: int, direction: str, visited: frozenset[int] | set[int], priority: str
+) -> MoveResolution:
+    target = (current_sector + DIRECTION_OFFSETS[direction]) % smap.sectors
+    if target not in smap.slots:
+        return MoveResolution(MoveOutcome.UNREACHABLE, None, target, "fallback")
+    if target in visited:
+        return MoveResolution(MoveOutcome.ALREADY_VISITED, None, target, "fallback")
+    index = smap.capture_for(target, priority)
+    outcome = MoveOutcome.STAYED if target == current_sector else MoveOutcome.MOVED
+    return MoveResolution(outcome, index, target, "fallback")

@@ -1,0 +1,280 @@
+"""``offline_sim``: serves PInVerify episodes over ROS 2 as a robot's camera and base would.
+
+* ``start_episode`` (aiv_interfaces/srv/StartEpisode) loads a pair and publishes its start view;
+* ``move_to_sector`` (aiv_interfaces/action/MoveToSector) applies the benchmark's move rules and, after
+  a successful move, publishes the new view;
+* every view goes out as ``sensor_msgs/Image`` (rgb8) + ``sensor_msgs/CameraInfo`` with one header
+  stamp and frame id, and, when ``privileged_output`` is true, an ``aiv_interfaces/GroundTruthView``
+  with the same header. Frame topics default to reliable + transient-local, depth 1, so a verifier
+  that subscribes late still receives the current view.
+
+Labels and pair types never leave this node. Bad requests are answered with a reason and the node
+keeps serving.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import rclpy
+from aiv_common.image_conversion import numpy_to_imgmsg
+from aiv_common.qos import LATCHED_FRAME, declare_qos_parameters
+from aiv_interfaces.action import MoveToSector
+from aiv_interfaces.msg import Detection2D, GroundTruthView
+from aiv_interfaces.srv import StartEpisode
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.action import ActionServer
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from sensor_msgs.msg import CameraInfo
+from std_msgs.msg import Header
+
+from .dataset.errors import DatasetError, ProblemReport
+from .dataset.layout import PInVerifyDataset
+from .environment import SEED_POLICIES, VIEW_PRIORITIES, Observation, PInVerifyEnv
+from .episode_service import (
+    CATEGORY_MASK_THRESHOLDS_PX,
+    DEFAULT_MASK_THRESHOLD_PX,
+    EpisodeRequestError,
+    EpisodeService,
+    MoveReply,
+    camera_matrix,
+)
+
+
+class ParameterError(ValueError):
+    """A node parameter is missing or out of range; the message names it."""
+
+
+class OfflineSimNode(Node):
+    """Thin ROS wrapper around :class:`EpisodeService`."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("offline_sim", **kwargs)
+        dataset_root = self.declare_parameter("dataset_root", "").value
+        index_file = self.declare_parameter("index_file", "val/pv_index_all.jsonl").value
+        max_steps = self.declare_parameter("max_steps", 6).value
+        seed = self.declare_parameter("seed", 42).value
+        seed_policy = self.declare_parameter("seed_policy", "per_episode_fixed").value
+        view_priority = self.declare_parameter("view_priority", "far").value
+        self.privileged = bool(self.declare_parameter("privileged_output", False).value)
+        self.frame_id = self.declare_parameter("frame_id", "aiv_camera_optical_frame").value
+        image_topic = self.declare_parameter("image_topic", "camera/image_raw").value
+        info_topic = self.declare_parameter("camera_info_topic", "camera/camera_info").value
+        gt_topic = self.declare_parameter("ground_truth_topic", "sim/ground_truth_view").value
+        service_name = self.declare_parameter("start_episode_service", "start_episode").value
+        action_name = self.declare_parameter("move_action", "move_to_sector").value
+        frame_qos = declare_qos_parameters(self, "frame_qos", LATCHED_FRAME)
+
+        if not dataset_root:
+            raise ParameterError("parameter 'dataset_root' is required (the PInVerify dataset directory)")
+        if not Path(dataset_root).is_dir():
+            raise ParameterError(f"parameter 'dataset_root': {dataset_root!r} is not a directory")
+        if not isinstance(max_steps, int) or max_steps < 1:
+            raise ParameterError(f"parameter 'max_steps' must be a positive integer, got {max_steps!r}")
+        if seed_policy not in SEED_POLICIES:
+            raise ParameterError(
+                f"parameter 'seed_policy' must be one of {SEED_POLICIES}, got {seed_policy!r}"
+            )
+        if view_priority not in VIEW_PRIORITIES:
+            raise ParameterError(
+                f"parameter 'view_priority' must be one of {VIEW_PRIORITIES}, got {view_priority!r}"
+            )
+
+        dataset = PInVerifyDataset(dataset_root)
+        self.problems = ProblemReport()
+        records = dataset.read_pair_index(index_file, report=self.problems)
+        descriptions = dataset.load_descriptions(report=self.problems)
+        for problem in self.problems:
+            self.get_logger().warning(f"dataset problem (skipped): {problem}")
+        env = PInVerifyEnv(
+            records,
+            dataset,
+            max_steps=max_steps,
+            seed=seed,
+            seed_policy=seed_policy,
+            view_priority=view_priority,
+            privileged=self.privileged,
+        )
+        self.service = EpisodeService(env, descriptions)
+        self.category_of_target = ""
+        self.last_stamp = None
+
+        self.image_pub = self.create_publisher(_image_type(), image_topic, frame_qos)
+        self.info_pub = self.create_publisher(CameraInfo, info_topic, frame_qos)
+        self.gt_pub = self.create_publisher(GroundTruthView, gt_topic, frame_qos) if self.privileged else None
+        self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.create_service(StartEpisode, service_name, self.on_start_episode)
+        self.move_server = ActionServer(self, MoveToSector, action_name, self.on_move)
+        self.create_timer(1.0, self.publish_diagnostics)
+        self.get_logger().info(
+            f"serving {self.service.size} pairs from {dataset_root} ({index_file}); "
+            f"max_steps={max_steps}, seed={seed} ({seed_policy}), privileged_output={self.privileged}"
+        )
+
+    # -- StartEpisode -------------------------------------------------------------------------------------
+
+    def on_start_episode(self, request: StartEpisode.Request, response: StartEpisode.Response):
+        response.index_size = self.service.size
+        try:
+            start = self.service.start(index=int(request.index), key=request.episode_key)
+            stamp = self.publish_view(start.observation)
+        except (EpisodeRequestError, DatasetError) as error:
+            response.success = False
+            response.message = str(error)
+            self.get_logger().error(
+                f"StartEpisode(index={request.index}, key={request.episode_key!r}): {error}"
+            )
+            return response
+        response.success = True
+        response.episode_key = start.key
+        response.index = start.index
+        response.descriptions = list(start.descriptions)
+        response.max_steps = start.max_steps
+        response.start_sector = start.observation.current_sector
+        response.frame_stamp = stamp
+        self.get_logger().info(
+            f"episode {start.index} ({start.key}) started in sector {response.start_sector}"
+        )
+        return response
+
+    # -- MoveToSector -------------------------------------------------------------------------------------
+
+    def on_move(self, goal_handle) -> MoveToSector.Result:
+        direction = goal_handle.request.direction
+        goal_handle.publish_feedback(MoveToSector.Feedback(phase="planning", progress=0.0))
+        reply = self.service.move(direction)
+        result = self.to_result(reply)
+        if reply.observation is None:  # refused: no step consumed, nothing moved
+            self.get_logger().warning(f"MoveToSector({direction!r}) rejected: {reply.message}")
+            goal_handle.abort()
+            return result
+        goal_handle.publish_feedback(MoveToSector.Feedback(phase="moving", progress=0.5))
+        try:
+            if reply.new_view:
+                result.frame_stamp = self.publish_view(reply.observation)
+        except DatasetError as error:
+            result.outcome = MoveToSector.Result.OUTCOME_REJECTED
+            result.message = f"the new view cannot be shown: {error}"
+            self.get_logger().error(result.message)
+            goal_handle.abort()
+            return result
+        goal_handle.publish_feedback(MoveToSector.Feedback(phase="capturing", progress=1.0))
+        goal_handle.succeed()
+        return result
+
+    def to_result(self, reply: MoveReply) -> MoveToSector.Result:
+        result = MoveToSector.Result(
+            outcome=int(reply.outcome),
+            sector=reply.sector,
+            trap_view=reply.trap_view,
+            visibility_warning=reply.warning,
+            steps_taken=reply.steps_taken,
+            steps_remaining=reply.steps_remaining,
+            message=reply.message,
+        )
+        if self.last_stamp is not None:
+            result.frame_stamp = self.last_stamp
+        return result
+
+    # -- frames -------------------------------------------------------------------------------------------
+
+    def publish_view(self, observation: Observation):
+        """Publish image, camera info (and GT) for the observation with one fresh stamp; return it."""
+        image = self.service.image_of(observation)
+        stamp = self.get_clock().now().to_msg()
+        if self.last_stamp is not None and (stamp.sec, stamp.nanosec) <= (
+            self.last_stamp.sec,
+            self.last_stamp.nanosec,
+        ):
+            stamp.sec, stamp.nanosec = self.last_stamp.sec, self.last_stamp.nanosec + 1  # strictly increasing
+            if stamp.nanosec >= 1_000_000_000:
+                stamp.sec, stamp.nanosec = stamp.sec + 1, stamp.nanosec - 1_000_000_000
+        header = Header(stamp=stamp, frame_id=self.frame_id)
+        self.image_pub.publish(numpy_to_imgmsg(image, "rgb8", header))
+        self.info_pub.publish(self.camera_info(observation, header))
+        if self.gt_pub is not None and observation.privileged is not None:
+            self.gt_pub.publish(self.ground_truth(observation, header))
+        self.last_stamp = stamp
+        return stamp
+
+    def camera_info(self, observation: Observation, header: Header) -> CameraInfo:
+        width, height, k = camera_matrix(observation.camera_intrinsics)
+        fx, cx, fy, cy = k[0], k[2], k[4], k[5]
+        return CameraInfo(
+            header=header,
+            width=width,
+            height=height,
+            distortion_model="plumb_bob",
+            d=[0.0] * 5,
+            k=k,
+            r=[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0],
+            p=[fx, 0.0, cx, 0.0, 0.0, fy, cy, 0.0, 0.0, 0.0, 1.0, 0.0],
+        )
+
+    def ground_truth(self, observation: Observation, header: Header) -> GroundTruthView:
+        view = observation.privileged
+        assert view is not None
+        category = view.truth.target_object_category
+        message = GroundTruthView(
+            header=header,
+            capture_tag=view.capture_tag,
+            sector=observation.current_sector,
+            has_box=view.mask_bbox_xyxy is not None,
+            mask_area_px=int(view.mask_area_px or 0),
+            mask_threshold_px=CATEGORY_MASK_THRESHOLDS_PX.get(category, DEFAULT_MASK_THRESHOLD_PX),
+            mask_meets_threshold=view.mask_meets_threshold,
+        )
+        if view.mask_bbox_xyxy is not None:
+            x0, y0, x1, y1 = view.mask_bbox_xyxy
+            message.box = Detection2D(
+                x_min=float(x0), y_min=float(y0), x_max=float(x1), y_max=float(y1), score=1.0, label=category
+            )
+        return message
+
+    def publish_diagnostics(self) -> None:
+        env = self.service.env
+        status = DiagnosticStatus(
+            level=DiagnosticStatus.WARN if len(self.problems) else DiagnosticStatus.OK,
+            name="offline_sim: dataset",
+            message=f"{self.service.size} pairs, {len(self.problems)} dataset problem(s)",
+            hardware_id="offline_sim",
+        )
+        status.values = [
+            KeyValue(key="pairs", value=str(self.service.size)),
+            KeyValue(key="dataset_problems", value=str(len(self.problems))),
+            KeyValue(key="episode_loaded", value=str(env.started)),
+            KeyValue(key="step", value=str(env.step_count if env.started else 0)),
+        ]
+        array = DiagnosticArray(status=[status])
+        array.header.stamp = self.get_clock().now().to_msg()
+        self.diagnostics_pub.publish(array)
+
+
+def _image_type():
+    from sensor_msgs.msg import Image
+
+    return Image
+
+
+def main(args: list[str] | None = None) -> int:
+    rclpy.init(args=args)
+    try:
+        node = OfflineSimNode()
+    except (ParameterError, DatasetError) as error:
+        print(f"offline_sim: {error}", file=sys.stderr)
+        rclpy.try_shutdown()
+        return 2
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
