@@ -226,3 +226,28 @@ def test_node_exits_with_a_clear_error_without_a_dataset(node_process, tmp_path)
     process = node_process([str(SIM_EXECUTABLE)], name="offline_sim")
     assert process.process.wait(timeout=30) == 2
     assert "parameter 'dataset_root' is required" in process.output()
+
+
+def test_node_runs_in_process_next_to_its_client(ros_executor, tmp_path):
+    from aiv_offline_sim.sim_node import OfflineSimNode
+    from rclpy.parameter import Parameter
+
+    root, index = _dataset(tmp_path)
+    ros_executor.add(
+        OfflineSimNode(
+            context=ros_executor.context,
+            parameter_overrides=[
+                Parameter("dataset_root", value=str(root)),
+                Parameter("index_file", value=str(index)),
+                Parameter("max_steps", value=2),
+            ],
+        )
+    )
+    client = SimClient(ros_executor)
+    wait_until(client.start_client.service_is_ready, "the in-process start_episode service")
+    started = client.start(index=3)
+    assert started.success and started.max_steps == 2
+    client.frame(started.frame_stamp)
+    first = client.move("back")
+    forced = client.move("back")
+    assert first.steps_remaining == 1 and forced.outcome == MoveToSector.Result.OUTCOME_REJECTED
