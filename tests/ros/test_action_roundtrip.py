@@ -7,7 +7,7 @@ from pathlib import Path
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import AttributeState, Verdict
 from rclpy.action import ActionClient
-from support.ros_harness import python_node_argv
+from support.ros_harness import python_node_argv, wait_until
 
 PEERS = Path(__file__).parent / "peers"
 
@@ -52,6 +52,8 @@ def test_move_to_sector_outcomes_and_feedback(ros_executor, node_process):
         assert (result.frame_stamp.sec, result.frame_stamp.nanosec) != (0, 0)
         if outcome in (MoveToSector.Result.OUTCOME_UNREACHABLE, MoveToSector.Result.OUTCOME_ALREADY_VISITED):
             assert "not moved" in result.visibility_warning
+        # Feedback travels on its own topic and may trail the result: wait for it, then check order.
+        wait_until(lambda received=feedback: len(received) >= 3, f"feedback of move {direction}")
         assert [fb.phase for fb in feedback] == ["planning", "moving", "capturing"]
 
 
@@ -84,6 +86,7 @@ def test_verify_instance_round_trip(ros_executor, node_process):
     assert verdict.steps == 3 and verdict.category == "mug"
     assert [a.evidence_phrase for a in verdict.attributes] == goal.descriptions
     assert all(a.state == AttributeState.STATE_MATCHED for a in verdict.attributes)
+    wait_until(lambda: len(feedback) >= 3, "three step reports")
     assert [report.step.step for report in feedback] == [0, 1, 2]
     assert [len(report.step.attributes) for report in feedback] == [1, 2, 3]
 
