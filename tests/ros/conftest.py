@@ -27,6 +27,7 @@ if ROS_IMPORT_ERROR is not None:
     collect_ignore_glob = ["test_*.py"]
 else:
     from support.ros_harness import NodeProcess, SpinningExecutor, ros_context
+    from support.synthetic import micro_root  # noqa: F401 - session fixture shared by node tests
 
     @pytest.fixture
     def ros_executor() -> Iterator[SpinningExecutor]:

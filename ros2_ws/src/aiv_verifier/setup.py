@@ -25,6 +25,8 @@ setup(
     description="Active instance verification agent and ROS 2 verifier node.",
     license="Apache-2.0",
     entry_points={
-        "console_scripts": [],
+        "console_scripts": [
+            "verifier = aiv_verifier.verifier_node:main",
+        ],
     },
 )

@@ -130,3 +130,32 @@ def numpy_to_imgmsg(image: np.ndarray, encoding: str, header: Any = None) -> Any
     data.frombytes(memoryview(image).cast("B"))
     msg.data = data
     return msg
+
+
+_RGB_CHANNEL_ORDER = {
+    "rgb8": (0, 1, 2),
+    "bgr8": (2, 1, 0),
+    "rgba8": (0, 1, 2),
+    "bgra8": (2, 1, 0),
+    "8UC3": (0, 1, 2),
+}
+
+
+def imgmsg_to_rgb(msg: Any) -> np.ndarray:
+    """An 8-bit H×W×3 RGB array for colour analysis, from any 8-bit colour or mono encoding.
+
+    Depth or 16-bit images are refused: scaling them to colours would invent information, and a perception
+    stage fed a depth map by a miswired topic should fail loudly rather than judge noise.
+    """
+    encoding = str(getattr(msg, "encoding", ""))
+    array = imgmsg_to_numpy(msg)
+    if array.shape[0] == 0 or array.shape[1] == 0:
+        raise ImageConversionError(f"{encoding} image is empty ({msg.width}x{msg.height})")
+    if encoding in _RGB_CHANNEL_ORDER:
+        order = list(_RGB_CHANNEL_ORDER[encoding])
+        return np.ascontiguousarray(array[:, :, order])
+    if encoding in ("mono8", "8UC1"):
+        return np.ascontiguousarray(np.repeat(array.reshape(array.shape[0], array.shape[1], 1), 3, axis=2))
+    raise ImageConversionError(
+        f"image encoding {encoding!r} cannot be judged for colours; publish rgb8, bgr8, rgba8, bgra8 or mono8"
+    )

@@ -128,6 +128,16 @@ class EpisodeTruth:
 
 
 @dataclass(frozen=True)
+class LayoutEntry:
+    """Where one observable capture sits in the episode's virtual frame (what geometric NBV needs)."""
+
+    virtual_sector: int
+    view_type: str
+    capture_tag: str
+    camera_position: tuple[float, float, float] | None
+
+
+@dataclass(frozen=True)
 class PrivilegedView:
     """Ground truth about the current view, for agents that opt in (GT-box mode, reference warnings)."""
 
@@ -144,6 +154,7 @@ class PrivilegedView:
         Viewpoint, ...
     ]  # the episode's capture list in file order (reference ``meta.captures``)
     truth: EpisodeTruth
+    layout: tuple[LayoutEntry, ...] = ()  # observable captures in file order with their virtual sector
 
     @property
     def trap_view(self) -> bool:
@@ -599,7 +610,24 @@ class PInVerifyEnv:
             goal_position=smap.goal,
             viewpoints=state.file_order,
             truth=self._truth(state),
+            layout=self._layout(state),
         )
+
+    @staticmethod
+    def _layout(state: _EpisodeState) -> tuple[LayoutEntry, ...]:
+        """Observable captures in meta.json order, each with the virtual sector the sector map gave it.
+
+        File order matters: the reference FPS takes its angular reference from the first listed capture.
+        """
+        smap = state.smap
+        sector_of = {id(smap.captures[index]): sector for index, sector in smap.capture_sector.items()}
+        entries = []
+        for view in state.file_order:
+            sector = sector_of.get(id(view))
+            if sector is None:
+                continue
+            entries.append(LayoutEntry(sector, view.view_type, view.name or "", view.camera_position))
+        return tuple(entries)
 
     def _truth(self, state: _EpisodeState) -> EpisodeTruth:
         record = state.record

@@ -21,9 +21,10 @@ import rclpy
 from aiv_common.image_conversion import numpy_to_imgmsg
 from aiv_common.qos import LATCHED_FRAME, declare_qos_parameters
 from aiv_interfaces.action import MoveToSector
-from aiv_interfaces.msg import Detection2D, GroundTruthView
+from aiv_interfaces.msg import Detection2D, GroundTruthView, SectorViewpoint
 from aiv_interfaces.srv import StartEpisode
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import Point
 from rclpy.action import ActionServer
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
@@ -32,7 +33,7 @@ from std_msgs.msg import Header
 
 from .dataset.errors import DatasetError, ProblemReport
 from .dataset.layout import PInVerifyDataset
-from .environment import SEED_POLICIES, VIEW_PRIORITIES, Observation, PInVerifyEnv
+from .environment import SEED_POLICIES, VIEW_PRIORITIES, LayoutEntry, Observation, PInVerifyEnv
 from .episode_service import (
     CATEGORY_MASK_THRESHOLDS_PX,
     DEFAULT_MASK_THRESHOLD_PX,
@@ -41,6 +42,20 @@ from .episode_service import (
     MoveReply,
     camera_matrix,
 )
+
+
+def layout_entry_message(entry: LayoutEntry) -> SectorViewpoint:
+    """One capture of the episode layout as a message (zero position when the dataset has none)."""
+    position = entry.camera_position
+    return SectorViewpoint(
+        sector=int(entry.virtual_sector),
+        view_type=entry.view_type,
+        capture_tag=entry.capture_tag,
+        has_position=position is not None,
+        position=Point()
+        if position is None
+        else Point(x=float(position[0]), y=float(position[1]), z=float(position[2])),
+    )
 
 
 class ParameterError(ValueError):
@@ -225,6 +240,12 @@ class OfflineSimNode(Node):
             mask_area_px=int(view.mask_area_px or 0),
             mask_threshold_px=CATEGORY_MASK_THRESHOLDS_PX.get(category, DEFAULT_MASK_THRESHOLD_PX),
             mask_meets_threshold=view.mask_meets_threshold,
+            episode_path=view.truth.episode_path,
+            target_object_id=view.truth.target_object_id,
+            goal_position=Point(
+                x=float(view.goal_position[0]), y=float(view.goal_position[1]), z=float(view.goal_position[2])
+            ),
+            layout=[layout_entry_message(entry) for entry in view.layout],
         )
         if view.mask_bbox_xyxy is not None:
             x0, y0, x1, y1 = view.mask_bbox_xyxy

@@ -1,0 +1,348 @@
+"""One verification episode as a sequence of ``observe(frame) -> step`` calls (spec §5.4-5.10).
+
+The session is the only place where the core pieces are put together: bookkeeping (§5.9) → crop (§5.4) →
+per-view verification (§5.5) → tracker (§5.6) → fusion and stopping (§5.7-5.8) → next-best-view (§5.10). The
+ROS node and the in-process evaluator both drive it frame by frame, which is what makes their decisions
+identical: neither adds logic of its own beyond turning messages or environment observations into
+:class:`ViewFrame` values.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.crop import CropResult, Detection
+from ..core.fusion import FusionStrategy
+from ..core.nbv import NbvChoice, NbvRequest, NbvStrategy
+from ..core.nbv_prompt import attribute_statuses
+from ..core.policy_bookkeeping import EpisodeBookkeeping
+from ..core.sector_geometry import SectorGeometry
+from ..core.stopping import DecisionMode, evaluate_stop
+from ..core.tracker import AttributeStateTracker
+from ..core.types import Attribute, AttributeState, Decision, ViewJudgement
+from ..detection.base import BoxMode, Detector, crop_view
+from ..query.types import QueryMode, QuerySpec
+from ..verification.base import AttributeAnswer, PerViewVerifier, PrivilegedViewInfo, ViewInput, check_answers
+from .settings import AgentSettings
+
+
+@dataclass(frozen=True)
+class ViewFrame:
+    """What the agent gets on one step, independent of where it came from (simulator, bag, robot).
+
+    ``step_count`` is s of the stopping rule (0 on the first view); ``navigation_failed`` says the previous
+    move was refused, so this image repeats the last one. ``gt_box`` is the privileged ground-truth box (GT box
+    mode; None = the capture has no box), ``detections`` the boxes of an external detector for this frame.
+    ``target_visible`` is the privileged mask-over-threshold flag (LLM-NBV trap warnings), ``geometry`` the
+    capture layout for angular FPS.
+    """
+
+    image: np.ndarray
+    step_count: int
+    current_sector: int
+    navigation_failed: bool = False
+    image_key: Hashable | None = None
+    capture_tag: str = ""
+    gt_box: tuple[float, float, float, float] | None = None
+    detections: tuple[Detection, ...] = ()
+    target_visible: bool | None = None
+    privileged: PrivilegedViewInfo | None = None
+    geometry: SectorGeometry | None = None
+
+
+@dataclass(frozen=True)
+class AttributeRow:
+    """One attribute after a step: both tracker accumulators and this view's answer."""
+
+    name: str
+    type: str
+    evidence_phrase: str
+    weight: int
+    state: AttributeState  # raw-vote final decision (drives attr_majority)
+    reconciled_state: AttributeState  # Eq. 3 state (drives majority, LLM-NBV status)
+    votes_matched: float
+    votes_contradicted: float
+    weight_matched: float
+    weight_contradicted: float
+    weight_missing: float
+    converged: bool
+    last_answer: str  # "Yes" / "No" / "Unsure", "" when not asked this step
+    last_reason: str
+
+
+@dataclass(frozen=True)
+class AgentStep:
+    """The outcome of one ``observe`` call."""
+
+    step: int
+    sector: int
+    capture_tag: str
+    duplicate_view: bool
+    crop: CropResult
+    crop_notes: tuple[str, ...]
+    decision: Decision  # Yes/No = stop and answer; Unsure = move on (see ``move``)
+    step_prediction: Decision  # forced Yes/No now (first-view accuracy, flips)
+    stop_reason: str  # "" while continuing
+    move: NbvChoice | None
+    attributes: tuple[AttributeRow, ...]
+    answers: tuple[AttributeAnswer, ...]
+
+    @property
+    def stopped(self) -> bool:
+        return self.decision is not Decision.UNSURE
+
+
+@dataclass
+class StageClock:
+    """Wall time and call counts per stage; timings never influence decisions or records."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=dict)
+
+    def add(self, stage: str, started: float) -> None:
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + (time.perf_counter() - started)
+        self.calls[stage] = self.calls.get(stage, 0) + 1
+
+
+@dataclass(frozen=True)
+class AgentComponents:
+    """The backends of an agent, built once per process and shared by all sessions."""
+
+    verifier: PerViewVerifier
+    fusion: FusionStrategy
+    nbv: NbvStrategy
+    detector: Detector | None = None
+
+
+class VerificationSession:
+    """Drives one episode. Create one per request; feed frames until a step says ``stopped``."""
+
+    def __init__(
+        self,
+        query: QuerySpec,
+        components: AgentComponents,
+        settings: AgentSettings,
+        *,
+        episode_key: str,
+        max_steps: int,
+    ) -> None:
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+        self.query = query
+        self.components = components
+        self.settings = settings
+        self.episode_key = episode_key
+        self.max_steps = max_steps
+        self.decision_mode = settings.resolved_decision_mode(max_steps)
+        self.tracker = AttributeStateTracker(query.attribute_names)
+        self.bookkeeping = EpisodeBookkeeping()
+        self.clock = StageClock()
+        self.steps: list[AgentStep] = []
+        self.model_calls: dict[str, int] = {}
+        self._finished = False
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    @property
+    def attributes(self) -> tuple[Attribute, ...]:
+        return self.query.attributes
+
+    def observe(self, frame: ViewFrame) -> AgentStep:
+        """Process one view and say what to do next: answer (Yes/No) or move (Unsure + a direction)."""
+        if self._finished:
+            raise RuntimeError(f"episode {self.episode_key!r} already decided; start a new session")
+        if frame.step_count != len(self.steps):
+            raise ValueError(
+                f"episode {self.episode_key!r}: got step_count {frame.step_count}, expected {len(self.steps)}"
+            )
+        started = time.perf_counter()
+        book = self.bookkeeping.begin_step(
+            frame.current_sector, frame.navigation_failed, frame.target_visible, frame.image_key
+        )
+        single_view = self.max_steps <= 1
+
+        crop, notes = self._crop(frame, single_view)
+        self.clock.add("crop", started)
+
+        answers: tuple[AttributeAnswer, ...] = ()
+        if not book.is_duplicate or self.settings.reverify_duplicate_views:
+            answers = self._verify(frame, crop)
+        if not book.is_duplicate:
+            judgements = [
+                ViewJudgement(answer.attribute, answer.answer, answer.reason, crop.confidence)
+                for answer in answers
+            ]
+            self.tracker.update_from_judgements(book.view_id, judgements)
+
+        stage = time.perf_counter()
+        outcome = evaluate_stop(
+            self.tracker, self.components.fusion, frame.step_count, self.max_steps, self.decision_mode
+        )
+        self.clock.add("fuse", stage)
+        move = None
+        if not outcome.stop:
+            move = self._choose_move(frame, book.failed_direction)
+            self.bookkeeping.set_pending_move(move.target_index, move.direction)
+        remaining = self.max_steps - frame.step_count - 1
+        step = AgentStep(
+            step=frame.step_count,
+            sector=frame.current_sector,
+            capture_tag=frame.capture_tag,
+            duplicate_view=book.is_duplicate,
+            crop=crop,
+            crop_notes=tuple(notes),
+            decision=outcome.decision,
+            step_prediction=outcome.step_prediction,
+            stop_reason=outcome.reason if outcome.stop else "",
+            move=move,
+            attributes=self._rows(remaining, answers, book.is_duplicate),
+            answers=answers,
+        )
+        self.steps.append(step)
+        self._finished = outcome.stop
+        return step
+
+    def _crop(self, frame: ViewFrame, single_view: bool) -> tuple[CropResult, list[str]]:
+        mode = self.settings.bbox_mode
+        detections = frame.detections
+        if mode is BoxMode.DETECTOR:
+            detector = self.components.detector
+            if detector is None:
+                raise RuntimeError("bbox_mode 'detector' needs a detector backend")
+            stage = time.perf_counter()
+            detections = tuple(detector.detect(frame.image, self.query.category))
+            self.clock.add("detect", stage)
+            self._count("detector", 1)
+        return crop_view(
+            frame.image, mode, gt_box=frame.gt_box, detections=detections, single_view=single_view
+        )
+
+    def _verify(self, frame: ViewFrame, crop: CropResult) -> tuple[AttributeAnswer, ...]:
+        if not self.attributes:
+            return ()
+        verifier = self.components.verifier
+        view = ViewInput(
+            crop=crop.image,
+            full_image=frame.image,
+            crop_box=crop.box,
+            detection_confidence=crop.confidence,
+            category=self.query.category,
+            descriptions=self.query.descriptions,
+            episode_key=self.episode_key,
+            step=frame.step_count,
+            privileged=frame.privileged,
+        )
+        stage = time.perf_counter()
+        before = verifier.model_calls
+        answers = verifier.verify(view, self.attributes)
+        self.clock.add("verify", stage)
+        self._count("verifier", verifier.model_calls - before)
+        check_answers(self.attributes, answers, verifier.name)
+        return tuple(answers)
+
+    def _choose_move(self, frame: ViewFrame, failed_direction: str | None) -> NbvChoice:
+        mode = "direct" if self.query.mode is not QueryMode.ATTRIBUTE else "attribute"
+        request = NbvRequest(
+            episode_key=self.episode_key,
+            step=frame.step_count,
+            current_sector=frame.current_sector,
+            visited=self.bookkeeping.visited,
+            failed=self.bookkeeping.failed,
+            geometry=frame.geometry,
+            scene_image=frame.image,
+            descriptions=self.query.descriptions,
+            object_category=self.query.category,
+            query_mode=mode,
+            attributes=attribute_statuses(self.attributes, self.tracker),
+            sector_visibility=self.bookkeeping.sector_visibility,
+            failed_direction=failed_direction,
+        )
+        stage = time.perf_counter()
+        choice = self.components.nbv.choose(request)
+        self.clock.add("nbv", stage)
+        if self.components.nbv.name == "llm":
+            self._count("llm_nbv", 1)
+        return choice
+
+    def _rows(
+        self, remaining: int, answers: tuple[AttributeAnswer, ...], duplicate: bool
+    ) -> tuple[AttributeRow, ...]:
+        asked = {answer.attribute: answer for answer in answers}
+        rows = []
+        for attribute, record in zip(self.attributes, self.tracker.snapshot(remaining), strict=True):
+            answer = asked.get(attribute.name)
+            rows.append(
+                AttributeRow(
+                    name=attribute.name,
+                    type=attribute.type,
+                    evidence_phrase=attribute.evidence_phrase,
+                    weight=attribute.weight,
+                    state=record.final_decision,
+                    reconciled_state=record.reconciled_state,
+                    votes_matched=record.matched_votes,
+                    votes_contradicted=record.contradicted_votes,
+                    weight_matched=record.weights.get(AttributeState.MATCHED, 0.0),
+                    weight_contradicted=record.weights.get(AttributeState.CONTRADICTED, 0.0),
+                    weight_missing=record.weights.get(AttributeState.MISSING, 0.0),
+                    converged=bool(record.converged),
+                    last_answer="" if answer is None or duplicate else answer.answer.value,
+                    last_reason="" if answer is None or duplicate else answer.reason,
+                )
+            )
+        return tuple(rows)
+
+    def _count(self, name: str, calls: int) -> None:
+        if calls:
+            self.model_calls[name] = self.model_calls.get(name, 0) + calls
+
+    # ---- episode summary -------------------------------------------------------------------------------
+
+    @property
+    def step_predictions(self) -> tuple[Decision, ...]:
+        return tuple(step.step_prediction for step in self.steps)
+
+    @property
+    def final_decision(self) -> Decision | None:
+        return self.steps[-1].decision if self._finished else None
+
+    @property
+    def visited_order(self) -> tuple[int, ...]:
+        order: list[int] = []
+        for step in self.steps:
+            if not step.duplicate_view and step.sector not in order:
+                order.append(step.sector)
+        return tuple(order)
+
+    def confidence(self) -> float:
+        """Share of decisive attribute decisions that agree with the verdict (0 when none is decisive)."""
+        decision = self.final_decision
+        if decision is None:
+            return 0.0
+        states = [self.tracker.final_decision(name) for name in self.tracker.attribute_names]
+        decisive = [state for state in states if state is not AttributeState.MISSING]
+        if not decisive:
+            return 0.0
+        agreeing = AttributeState.MATCHED if decision is Decision.YES else AttributeState.CONTRADICTED
+        return sum(state is agreeing for state in decisive) / len(decisive)
+
+
+def answer_text(decision: Decision | None) -> str:
+    return "" if decision is None else decision.value
+
+
+__all__ = [
+    "AgentComponents",
+    "AgentStep",
+    "AttributeRow",
+    "DecisionMode",
+    "StageClock",
+    "VerificationSession",
+    "ViewFrame",
+    "answer_text",
+]

@@ -1,0 +1,124 @@
+"""Client side of one offline episode over ROS: StartEpisode on the simulator, then VerifyInstance.
+
+Used by the evaluator node and by integration tests. It never sees labels (the simulator does not send them);
+it hands the verifier the start frame's stamp and sector so the verifier judges exactly the view the simulator
+just published, whatever else is in flight.
+
+Every wait is bounded; a missing server or a lost reply becomes :class:`EpisodeInfrastructureError` with a
+message naming the step, which the evaluator records as an infrastructure failure (and may retry).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from aiv_interfaces.action import VerifyInstance
+from aiv_interfaces.msg import StepReport, Verdict
+from aiv_interfaces.srv import StartEpisode
+from rclpy.action import ActionClient
+from rclpy.node import Node
+
+
+class EpisodeInfrastructureError(RuntimeError):
+    """The episode could not be run for reasons that say nothing about the agent's answer."""
+
+
+@dataclass(frozen=True)
+class EpisodeRequest:
+    index: int = -1
+    episode_key: str = ""
+    query_mode: str = ""
+    nbv_strategy: str = ""
+    fusion: str = ""
+    step_budget: int = 0
+
+
+@dataclass
+class EpisodeRun:
+    start: StartEpisode.Response
+    verdict: Verdict
+    feedback: list[StepReport] = field(default_factory=list)
+
+
+def _wait(future, timeout_s: float) -> bool:
+    done = threading.Event()
+    future.add_done_callback(lambda _future: done.set())
+    return done.wait(timeout_s)
+
+
+class RosEpisodeClient:
+    """Runs episodes through a simulator and a verifier reachable from ``node`` (which someone spins)."""
+
+    def __init__(
+        self,
+        node: Node,
+        *,
+        start_service: str = "start_episode",
+        verify_action: str = "verify_instance",
+        server_wait_s: float = 10.0,
+        start_timeout_s: float = 30.0,
+        verdict_timeout_s: float = 300.0,
+    ) -> None:
+        self.node = node
+        self.start_client = node.create_client(StartEpisode, start_service)
+        self.verify_client = ActionClient(node, VerifyInstance, verify_action)
+        self.server_wait_s = server_wait_s
+        self.start_timeout_s = start_timeout_s
+        self.verdict_timeout_s = verdict_timeout_s
+
+    def wait_for_servers(self, timeout_s: float | None = None) -> None:
+        timeout = self.server_wait_s if timeout_s is None else timeout_s
+        if not self.start_client.wait_for_service(timeout_sec=timeout):
+            raise EpisodeInfrastructureError(
+                f"simulator service {self.start_client.srv_name!r} not available"
+            )
+        if not self.verify_client.wait_for_server(timeout_sec=timeout):
+            raise EpisodeInfrastructureError("verifier action server not available")
+
+    def start(self, request: EpisodeRequest) -> StartEpisode.Response:
+        """Load an episode on the simulator (its start view gets published) without verifying it."""
+        self.wait_for_servers()
+        start_future = self.start_client.call_async(
+            StartEpisode.Request(index=int(request.index), episode_key=request.episode_key)
+        )
+        if not _wait(start_future, self.start_timeout_s):
+            raise EpisodeInfrastructureError(
+                f"StartEpisode({request.index}) got no reply in {self.start_timeout_s} s"
+            )
+        start = start_future.result()
+        if start is None or not start.success:
+            message = "no response" if start is None else start.message
+            raise EpisodeInfrastructureError(f"StartEpisode({request.index}) failed: {message}")
+        return start
+
+    def run(self, request: EpisodeRequest) -> EpisodeRun:
+        start = self.start(request)
+        feedback: list[StepReport] = []
+        goal = VerifyInstance.Goal(
+            request_id=start.episode_key,
+            episode_key=start.episode_key,
+            descriptions=list(start.descriptions),
+            step_budget=int(request.step_budget or start.max_steps),
+            query_mode=request.query_mode,
+            nbv_strategy=request.nbv_strategy,
+            fusion=request.fusion,
+            start_stamp=start.frame_stamp,
+            start_sector=int(start.start_sector),
+        )
+        goal_future = self.verify_client.send_goal_async(
+            goal, feedback_callback=lambda msg: feedback.append(msg.feedback.step)
+        )
+        if not _wait(goal_future, self.start_timeout_s):
+            raise EpisodeInfrastructureError("the verifier did not acknowledge the goal")
+        handle = goal_future.result()
+        if handle is None or not handle.accepted:
+            raise EpisodeInfrastructureError("the verifier refused the goal")
+        result_future = handle.get_result_async()
+        if not _wait(result_future, self.verdict_timeout_s):
+            handle.cancel_goal_async()
+            raise EpisodeInfrastructureError(f"no verdict within {self.verdict_timeout_s} s")
+        response = result_future.result()
+        if response is None:
+            raise EpisodeInfrastructureError("the verifier returned no result")
+        return EpisodeRun(start=start, verdict=response.result.verdict, feedback=feedback)

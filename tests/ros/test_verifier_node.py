@@ -1,0 +1,269 @@
+"""The verifier node over real DDS: complete episodes against the offline_sim node, parity with the in-process
+agent, and failure handling (bad goals, a move that never completes, a frame in an unusable encoding).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from aiv_common.image_conversion import numpy_to_imgmsg
+from aiv_interfaces.action import MoveToSector, VerifyInstance
+from aiv_interfaces.msg import GroundTruthView, Verdict
+from aiv_offline_sim.dataset.layout import PInVerifyDataset
+from aiv_offline_sim.environment import PInVerifyEnv
+from aiv_offline_sim.episode_service import pair_key
+from aiv_verifier.agent.env_driver import run_env_episode
+from aiv_verifier.agent.factory import AgentFactory
+from aiv_verifier.episode_client import EpisodeRequest, RosEpisodeClient
+from aiv_verifier.ros_messages import decision_code, decision_from_code
+from aiv_verifier.verifier_node import nested_config
+from rclpy.action import ActionClient, ActionServer, CancelResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Image
+from support.ros_harness import wait_until
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+INSTALL = REPO_ROOT / "ros2_ws" / "install"
+SIM_EXECUTABLE = INSTALL / "aiv_offline_sim" / "lib" / "aiv_offline_sim" / "offline_sim"
+VERIFIER_EXECUTABLE = INSTALL / "aiv_verifier" / "lib" / "aiv_verifier" / "verifier"
+VERIFIER_PARAMS = INSTALL / "aiv_verifier" / "share" / "aiv_verifier" / "config" / "verifier.yaml"
+INDEX = "val/pv_index_all.jsonl"
+LATCHED = QoSProfile(
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+)
+
+
+def _args(params: dict[str, object]) -> list[str]:
+    argv: list[str] = []
+    for name, value in params.items():
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        argv += ["-p", f"{name}:={text}"]
+    return argv
+
+
+def _start_sim(node_process, root: Path):
+    return node_process(
+        [
+            str(SIM_EXECUTABLE),
+            "--ros-args",
+            *_args({"dataset_root": root, "index_file": INDEX, "privileged_output": True}),
+        ],
+        name="sim",
+    )
+
+
+def _start_verifier(node_process, params: dict[str, object]):
+    argv = [str(VERIFIER_EXECUTABLE), "--ros-args", "--params-file", str(VERIFIER_PARAMS), *_args(params)]
+    return node_process(argv, name="verifier")
+
+
+def _in_process(root: Path, agent_params: dict[str, object]):
+    dataset = PInVerifyDataset(root)
+    records = dataset.read_pair_index(INDEX)
+    env = PInVerifyEnv(records, dataset, privileged=True, descriptions=dataset.load_descriptions())
+    factory = AgentFactory.from_config(nested_config(agent_params))
+    return records, env, factory
+
+
+def _assert_same_episode(run, summary, trace) -> None:
+    verdict = run.verdict
+    key = run.start.episode_key
+    assert verdict.decision == decision_code(summary.decision), key
+    assert verdict.steps == summary.steps, key
+    assert list(verdict.step_predictions) == [decision_code(p) for p in summary.step_predictions], key
+    assert list(verdict.visited_sectors) == list(summary.visited_sectors), key
+    assert (verdict.nav_fail_unreachable, verdict.nav_fail_trap) == (
+        summary.nav_fail_unreachable,
+        summary.nav_fail_trap,
+    )
+    assert [r.move_direction for r in verdict.transcript] == [
+        e.step.move.direction if e.step.move else "" for e in trace.entries
+    ], key
+    assert [r.move_outcome for r in verdict.transcript] == [e.move_result.value for e in trace.entries], key
+    for report, entry in zip(verdict.transcript, trace.entries, strict=True):
+        assert [(a.name, a.state, a.last_answer) for a in report.attributes] == [
+            (row.name, {"Missing": 0, "Matched": 1, "Contradictory": 2}[row.state.value], row.last_answer)
+            for row in entry.step.attributes
+        ], key
+        assert report.detection_confidence == pytest.approx(entry.step.crop.confidence)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"verifier.backend": "oracle", "agent.nbv": "farthest"},
+        {"verifier.backend": "oracle", "agent.nbv": "random", "agent.query_mode": "direct"},
+    ],
+    ids=["oracle-fps-attribute", "oracle-random-direct"],
+)
+def test_ros_episodes_equal_in_process_episodes(ros_executor, node_process, micro_root, params) -> None:
+    params = {**params, "verifier.dataset_root": micro_root}
+    sim = _start_sim(node_process, micro_root)
+    verifier = _start_verifier(node_process, params)
+    client = RosEpisodeClient(ros_executor.create_node("episode_client"))
+    client.wait_for_servers(timeout_s=30.0)
+    records, env, factory = _in_process(micro_root, params)
+    decisions = set()
+    for index, record in enumerate(records):
+        run = client.run(EpisodeRequest(index=index))
+        assert run.start.episode_key == pair_key(record)
+        _, trace, summary = run_env_episode(env, index, factory, episode_key=run.start.episode_key)
+        _assert_same_episode(run, summary, trace)
+        assert len(run.feedback) <= run.verdict.steps
+        decisions.add(run.verdict.decision)
+    assert decisions <= {Verdict.DECISION_YES, Verdict.DECISION_NO} and len(decisions) == 2
+    sim.assert_running()
+    verifier.assert_running()
+
+
+def test_classical_default_completes_real_episodes(ros_executor, node_process, micro_root) -> None:
+    _start_sim(node_process, micro_root)
+    verifier = _start_verifier(node_process, {})
+    client = RosEpisodeClient(ros_executor.create_node("episode_client"))
+    client.wait_for_servers(timeout_s=30.0)
+    _records, env, factory = _in_process(micro_root, {})
+    for index in range(3):
+        run = client.run(EpisodeRequest(index=index))
+        assert run.verdict.decision in (Verdict.DECISION_YES, Verdict.DECISION_NO), run.verdict.failure_reason
+        assert run.verdict.query_mode == "attribute" and run.verdict.category
+        _, trace, summary = run_env_episode(env, index, factory, episode_key=run.start.episode_key)
+        _assert_same_episode(run, summary, trace)
+        assert any(t.stage == "verify" for t in run.verdict.timings)
+    verifier.assert_running()
+
+
+class GoalSender:
+    def __init__(self, executor) -> None:
+        self.node = executor.create_node("goal_sender")
+        self.client = ActionClient(self.node, VerifyInstance, "verify_instance")
+        self.executor = executor
+
+    def send(self, **fields) -> Verdict:
+        assert self.client.wait_for_server(timeout_sec=30.0)
+        handle = self.executor.run(
+            self.client.send_goal_async(VerifyInstance.Goal(**fields)), "goal accepted"
+        )
+        assert handle.accepted
+        return self.executor.run(handle.get_result_async(), "verdict", timeout_s=60.0).result.verdict
+
+
+def test_bad_goals_are_refused_with_reasons_and_odd_text_is_served(
+    ros_executor, node_process, micro_root
+) -> None:
+    _start_sim(node_process, micro_root)
+    verifier = _start_verifier(node_process, {})
+    client = RosEpisodeClient(ros_executor.create_node("episode_client"))
+    client.wait_for_servers(timeout_s=30.0)
+    start = client.start(EpisodeRequest(index=0))  # a frame is on the topics from here on
+    sender = GoalSender(ros_executor)
+
+    empty = sender.send(request_id="empty", descriptions=["", "   "])
+    assert empty.decision == Verdict.DECISION_FAILED and empty.stop_reason == "rejected"
+    assert "no descriptions" in empty.failure_reason
+    absurd = sender.send(request_id="absurd", descriptions=["a red mug"], step_budget=100000)
+    assert absurd.decision == Verdict.DECISION_FAILED and "absurd" in absurd.failure_reason
+    unknown = sender.send(request_id="nbv", descriptions=["a red mug"], nbv_strategy="teleport")
+    assert unknown.decision == Verdict.DECISION_FAILED and "teleport" in unknown.failure_reason
+
+    # Odd but valid text is served: each goal re-starts the episode so the budget is fresh.
+    for texts in (["ein blauer Becher mit weißen Blümchen 🌼", "杯子"], ["a red mug " * 1000]):
+        fresh = client.start(EpisodeRequest(index=0))
+        verdict = sender.send(
+            request_id="odd",
+            descriptions=texts,
+            step_budget=fresh.max_steps,
+            start_stamp=fresh.frame_stamp,
+            start_sector=fresh.start_sector,
+        )
+        assert verdict.decision in (Verdict.DECISION_YES, Verdict.DECISION_NO), verdict.failure_reason
+    assert start.success
+    verifier.assert_running()
+
+
+def test_move_that_never_completes_and_unusable_frames_fail_explicitly(
+    ros_executor, node_process, micro_root
+) -> None:
+    """A hung move server and a depth image instead of colour end the request as FAILED, with the cause."""
+    node = ros_executor.create_node("fake_robot")
+    image_pub = node.create_publisher(Image, "camera/image_raw", LATCHED)
+    gt_pub = node.create_publisher(GroundTruthView, "sim/ground_truth_view", LATCHED)
+    released = threading.Event()
+    calls: list[str] = []
+
+    def never_finishes(goal_handle):
+        calls.append(goal_handle.request.direction)
+        released.wait(30.0)  # until the test ends; the verifier must give up first
+        goal_handle.abort()
+        return MoveToSector.Result(outcome=MoveToSector.Result.OUTCOME_REJECTED)
+
+    ActionServer(
+        node,
+        MoveToSector,
+        "move_to_sector",
+        execute_callback=never_finishes,
+        cancel_callback=lambda _g: CancelResponse.ACCEPT,
+        callback_group=ReentrantCallbackGroup(),
+    )
+    # The oracle knows nothing about these descriptions, so it answers Unsure and the agent wants to move.
+    verifier = _start_verifier(
+        node_process,
+        {
+            "verifier.backend": "oracle",
+            "verifier.dataset_root": micro_root,
+            "move_timeout_s": 1.0,
+            "frame_timeout_s": 1.0,
+        },
+    )
+    sender = GoalSender(ros_executor)
+
+    def publish(array: np.ndarray, encoding: str, seconds: int) -> object:
+        message = numpy_to_imgmsg(array, encoding)
+        message.header.stamp.sec = seconds
+        gt = GroundTruthView(
+            capture_tag="s0_far", sector=0, has_box=False, episode_path="none", target_object_id="none"
+        )
+        gt.header.stamp = message.header.stamp
+        gt_pub.publish(gt)
+        image_pub.publish(message)
+        return message.header.stamp
+
+    try:
+        stamp = publish(np.full((64, 36, 3), 90, np.uint8), "rgb8", 100)
+        hung = sender.send(request_id="hung", descriptions=["a teal ceramic vase"], start_stamp=stamp)
+        assert hung.decision == Verdict.DECISION_FAILED
+        assert "no move result within 1.0 s" in hung.failure_reason
+        assert calls and hung.steps == 0
+
+        stamp = publish(np.zeros((64, 36), np.float32), "32FC1", 200)
+        depth = sender.send(request_id="depth", descriptions=["a teal ceramic vase"], start_stamp=stamp)
+        assert depth.decision == Verdict.DECISION_FAILED and "32FC1" in depth.failure_reason
+
+        missing = sender.send(
+            request_id="late", descriptions=["a teal vase"], start_stamp=type(stamp)(sec=300)
+        )
+        assert missing.decision == Verdict.DECISION_FAILED and "frame timeout" in missing.failure_reason
+        wait_until(lambda: verifier.running, "verifier still running")
+        verifier.assert_running()
+    finally:
+        released.set()
+
+
+def test_verifier_exits_with_a_message_on_bad_configuration(node_process) -> None:
+    process = _start_verifier(node_process, {"verifier.backend": "oracle"})
+    process.process.wait(timeout=60)
+    assert process.process.returncode == 2
+    assert "verifier.dataset_root" in process.output()
+
+
+def test_decision_codes_round_trip() -> None:
+    from aiv_verifier.core.types import Decision
+
+    for decision in (Decision.YES, Decision.NO, Decision.UNSURE, None):
+        assert decision_from_code(decision_code(decision)) is decision
