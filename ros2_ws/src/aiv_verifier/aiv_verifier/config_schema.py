@@ -61,3 +61,32 @@ def dataclass_from_mapping(cls: type[T], values: Mapping[str, Any], where: str) 
         return cls(**kwargs)
     except (TypeError, ValueError) as error:
         raise ValueError(f"{where}: {error}") from error
+
+
+def nested_config(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"agent.nbv": "random"}`` → ``{"agent": {"nbv": "random"}}``."""
+    config: dict[str, Any] = {}
+    for dotted, value in flat.items():
+        node = config
+        *parents, leaf = dotted.split(".")
+        for name in parents:
+            node = node.setdefault(name, {})
+        node[leaf] = value
+    return config
+
+
+def config_parameter_defaults() -> dict[str, Any]:
+    """Every agent/backend knob as a dotted parameter name with its default; they nest into the factory config."""
+    from .agent.settings import AgentSettings
+    from .query.config import QueryConfig
+    from .verification.classical.backend import ClassicalParams
+    from .verification.oracle import NoiseModel
+
+    defaults: dict[str, Any] = {}
+    defaults.update(flatten_defaults(AgentSettings(), "agent"))
+    defaults["verifier.backend"] = "classical"
+    defaults["verifier.dataset_root"] = ""
+    defaults.update(flatten_defaults(NoiseModel(), "verifier.noise"))
+    defaults.update(flatten_defaults(ClassicalParams(), "verifier.classical"))
+    defaults.update(flatten_defaults(QueryConfig(), "query"))
+    return defaults

@@ -18,7 +18,6 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +37,7 @@ from sensor_msgs.msg import Image
 from .agent.factory import AgentFactory, ConfigError, GoalOverrides
 from .agent.session import ViewFrame
 from .agent.trace import EpisodeTrace, MoveResult, summarize
-from .config_schema import flatten_defaults
+from .config_schema import config_parameter_defaults, nested_config
 from .debug_view import compose_debug_view
 from .detection.base import BoxMode
 from .frame_cache import FrameCache, FrameTimeout
@@ -62,23 +61,6 @@ _MOVE_RESULTS = {
 }
 
 
-def config_parameter_defaults() -> dict[str, Any]:
-    """Every agent/backend knob as a dotted parameter name with its default; they nest into the factory config."""
-    from .agent.settings import AgentSettings
-    from .query.config import QueryConfig
-    from .verification.classical.backend import ClassicalParams
-    from .verification.oracle import NoiseModel
-
-    defaults: dict[str, Any] = {}
-    defaults.update(flatten_defaults(AgentSettings(), "agent"))
-    defaults["verifier.backend"] = "classical"
-    defaults["verifier.dataset_root"] = ""
-    defaults.update(flatten_defaults(NoiseModel(), "verifier.noise"))
-    defaults.update(flatten_defaults(ClassicalParams(), "verifier.classical"))
-    defaults.update(flatten_defaults(QueryConfig(), "query"))
-    return defaults
-
-
 class ParameterError(ValueError):
     """A node parameter is invalid; the message names it."""
 
@@ -89,18 +71,6 @@ class GoalLimits:
     max_step_budget: int
     max_descriptions: int
     max_description_chars: int
-
-
-def nested_config(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"agent.nbv": "random"}`` → ``{"agent": {"nbv": "random"}}``."""
-    config: dict[str, Any] = {}
-    for dotted, value in flat.items():
-        node = config
-        *parents, leaf = dotted.split(".")
-        for name in parents:
-            node = node.setdefault(name, {})
-        node[leaf] = value
-    return config
 
 
 def goal_problem(goal: VerifyInstance.Goal, limits: GoalLimits) -> str | None:

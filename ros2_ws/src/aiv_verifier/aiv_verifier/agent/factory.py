@@ -138,7 +138,7 @@ class AgentFactory:
             raise ConfigError(str(error)) from error
         try:
             interpreter = build_query_interpreter(_section(config, "query"), language_model)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, OSError) as error:
             raise ConfigError(f"query: {error}") from error
         return cls(
             settings,

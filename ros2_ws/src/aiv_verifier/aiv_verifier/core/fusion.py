@@ -106,6 +106,42 @@ class MajorityFusion:
         )
 
 
+class VetoFusion:
+    """Beyond the reference: any attribute whose raw votes say Contradicted vetoes the match.
+
+    An instance-level question ("is this *the* object?") is answered No by one clearly different property, which
+    attribute counting cannot express: a same-category distractor that differs in one of seven attributes still
+    wins 6 to 1 under ``attr_majority``. Yes needs at least one Matched and no Contradicted attribute; nothing
+    seen is No. It uses the same raw-vote accumulator and the same adaptive stopping as ``attr_majority``, so the
+    two can be compared on identical evidence. Not the benchmark default.
+    """
+
+    name: ClassVar[str] = "veto"
+    stops_on_convergence: ClassVar[bool] = True
+
+    def fuse(self, tracker: AttributeStateTracker) -> FusionResult:
+        decisions = {name: tracker.final_decision(name) for name in tracker.attribute_names}
+        matched, contradicted, missing = _count_vote(decisions)
+        if contradicted:
+            decision, rule = Decision.NO, "at least one attribute is contradicted"
+        elif matched:
+            decision, rule = Decision.YES, "no attribute contradicted and at least one matched"
+        else:
+            decision, rule = Decision.NO, "nothing decisive seen counts as No"
+        return FusionResult(
+            decision,
+            {
+                "fusion": self.name,
+                "evidence": "raw vote decisions",
+                "n_matched": matched,
+                "n_contradicted": contradicted,
+                "n_missing": missing,
+                "per_attribute": {name: state.value for name, state in decisions.items()},
+                "rule": rule,
+            },
+        )
+
+
 _FUSION_REGISTRY: dict[str, Callable[[], FusionStrategy]] = {}
 
 
@@ -131,3 +167,4 @@ def make_fusion(name: str) -> FusionStrategy:
 
 register_fusion(AttributeMajorityFusion.name, AttributeMajorityFusion)
 register_fusion(MajorityFusion.name, MajorityFusion)
+register_fusion(VetoFusion.name, VetoFusion)

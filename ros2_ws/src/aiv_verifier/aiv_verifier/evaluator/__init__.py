@@ -1,0 +1,1 @@
+"""Running benchmark configurations: in-process (no ROS) and over ROS, writing one shared record format."""

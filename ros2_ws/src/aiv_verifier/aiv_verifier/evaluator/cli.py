@@ -1,0 +1,85 @@
+"""``aiv-eval``: run evaluations and analyse runs.
+
+``aiv-eval run PARAMS.yaml [--dataset DIR] [--set node.param=value ...] [--sweep node.param=a,b ...]``
+evaluates the configuration in-process (``--mode inprocess``, the only mode so far; the ROS mode arrives with
+the evaluator node). A sweep runs every combination of the listed values into ``<run_dir>/<name>``
+sub-directories. ``metrics``, ``compare``, ``table`` and ``report`` analyse finished runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..evaluation.cli import add_analysis_subcommands, run_command
+from .spec import EvalSpec, SpecError
+
+
+def _sweep_axes(items: Sequence[str]) -> list[tuple[str, list[str]]]:
+    axes = []
+    for item in items:
+        if "=" not in item:
+            raise SpecError(f"sweep {item!r}: expected node.param=value1,value2")
+        name, values = item.split("=", 1)
+        axes.append((name, [value for value in values.split(",") if value]))
+    return axes
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..evaluation import write_report
+    from .in_process import run_in_process
+
+    base_overrides = list(args.set or [])
+    axes = _sweep_axes(args.sweep or [])
+    combinations = list(
+        itertools.product(*[[(name, value) for value in values] for name, values in axes])
+    ) or [()]
+    run_dirs = []
+    for combination in combinations:
+        overrides = base_overrides + [f"{name}={value}" for name, value in combination]
+        spec = EvalSpec.load(args.params, overrides)
+        if args.dataset:
+            spec.set_dataset(args.dataset)
+        if combination:
+            suffix = "_".join(f"{name.rsplit('.', 1)[-1]}-{value}" for name, value in combination)
+            spec.evaluator["run_dir"] = str(Path(str(spec.evaluator["run_dir"])) / suffix)
+            spec.evaluator["run_name"] = suffix
+        run_dirs.append(run_in_process(spec))
+        print(f"run written to {run_dirs[-1]}")
+    if args.report:
+        write_report(run_dirs)
+        print(f"report: {run_dirs[0] / 'report.html'}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="aiv-eval", description="Run, score, compare and report AIV evaluations."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = sub.add_parser("run", help="evaluate a params YAML over its index slice")
+    run.add_argument("params", help="params YAML with offline_sim / verifier / evaluator sections")
+    run.add_argument("--dataset", help="dataset root for every node (overrides the YAML)")
+    run.add_argument("--set", action="append", metavar="NODE.PARAM=VALUE", help="override one parameter")
+    run.add_argument("--sweep", action="append", metavar="NODE.PARAM=A,B", help="run every listed value")
+    run.add_argument("--mode", choices=("inprocess",), default="inprocess")
+    run.add_argument("--report", action="store_true", help="write report.md / report.html afterwards")
+    run.set_defaults(func=_run)
+    add_analysis_subcommands(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return run_command(args)
+    except SpecError as error:
+        print(f"aiv-eval: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

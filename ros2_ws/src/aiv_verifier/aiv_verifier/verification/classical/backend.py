@@ -1,0 +1,607 @@
+"""The weight-free per-view verifier: colour statistics, pattern geometry and OCR on the object crop.
+
+One call analyses the crop once (object mask, colour names, colour shares; one OCR pass only if some item
+needs text) and answers every attribute from that shared analysis. Each answer is Yes / No / Unsure with a
+short reason a person can check against the image.
+
+Honesty rules, because a wrong "No" costs more than an Unsure (the fusion counts contradictions):
+
+* no box (full-image fallback) ⇒ the object is not localised ⇒ Unsure for everything;
+* too few camera pixels on the object ⇒ Unsure;
+* part claims ("a brown brim") are checked by *presence* of the colour only, since parts are not localised:
+  present ⇒ Yes, absent ⇒ Unsure (the part may face away);
+* only a claim about the object's *main* colour can be contradicted by colour alone, and only when the
+  object is clearly dominated by a different, non-neighbouring colour;
+* materials, shapes, counts, relations: Unsure (no sound pixel cue without a learned model).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from ...core.types import Attribute, Decision
+from ..base import AttributeAnswer, ViewInput, unsure_for_all
+from . import colour as colour_mod
+from .colour import ColourStats, claimed_names, colour_stats
+from .ocr import OcrEngine, OcrItem, make_ocr_engine
+from .pattern import COMPATIBLE_KINDS, PatternParams, find_structures
+from .phrases import ColourTerm, PhraseInfo, analyse_phrase, is_main_colour_claim, split_clauses
+from .region import ObjectRegion, RegionParams, estimate_region
+
+
+@dataclass(frozen=True)
+class ClassicalParams:
+    """Decision thresholds of :class:`ClassicalVerifier` (shares are fractions of the object mask).
+
+    Evidence size (camera pixels, i.e. before the crop's upscaling):
+      ``min_object_pixels`` (40): below this the object is a smudge, everything is Unsure.
+      ``min_pattern_pixels`` (300): patterns need room for several repeats.
+      ``min_part_pixels`` (6): a part colour must cover this many camera pixels to count as present.
+    Main colour:
+      ``main_yes_share`` (0.18): exact share of the claimed colour for Yes (multi-coloured objects split
+      their area, so a main colour rarely tops 50 %); ``main_yes_support`` (0.30): share plus half the share
+      of shading neighbours, the alternative route to Yes.
+      ``main_no_support`` (0.10) and ``main_no_dominant`` (0.40): No only when the claimed colour (with
+      neighbours) is nearly absent *and* one non-neighbouring colour covers this much of the object.
+    Part colour: ``part_yes_share`` (0.03) exact share for "present"; ``part_absent_is_no`` (False): absent
+      part colours stay Unsure unless this is set.
+    Pattern: ``pattern_yes_score`` (0.3) structure score for Yes; ``pattern_no_score`` (0.6) score of a
+      *different* clearly present pattern (its colour ≥ 10 % of the object) for No, given only for
+      whole-object claims whose colours are absent.
+    Text: ``text_match_ratio`` (0.75) similarity of the read and claimed words for a match;
+      ``text_mismatch_is_no`` (True): confidently read, different words of a similar length answer No
+      (a different title/brand in view); ``text_min_confidence`` (0.85) for that.
+    Logo: ``logo_min_fraction`` / ``logo_max_fraction`` bound a logo blob's share of the object;
+      ``logo_yes_without_shape`` (True): a compact blob of the claimed colour that is too small to classify
+      still counts as the logo.
+    Descriptions (type ``other``): ``direct_yes_fraction`` (0.75) of the checkable claims inside must be
+      confirmed for Yes; any confident No among them answers No.
+    ``ocr_engine``: ``auto`` | ``rapidocr`` | ``tesseract`` | ``none`` (chosen once at construction).
+    """
+
+    min_object_pixels: float = 40.0
+    min_pattern_pixels: float = 300.0
+    min_part_pixels: float = 6.0
+    main_yes_share: float = 0.18
+    main_yes_support: float = 0.30
+    main_no_support: float = 0.10
+    main_no_dominant: float = 0.40
+    part_yes_share: float = 0.03
+    part_absent_is_no: bool = False
+    pattern_yes_score: float = 0.3
+    pattern_no_score: float = 0.6
+    text_match_ratio: float = 0.75
+    text_mismatch_is_no: bool = True
+    text_min_confidence: float = 0.85
+    logo_min_fraction: float = 0.002
+    logo_max_fraction: float = 0.15
+    logo_yes_without_shape: bool = True
+    direct_yes_fraction: float = 0.75
+    ocr_engine: str = "auto"
+    region: RegionParams = field(default_factory=RegionParams)
+    pattern: PatternParams = field(default_factory=PatternParams)
+
+
+@dataclass(frozen=True)
+class _Check:
+    """One check's verdict before it becomes an :class:`AttributeAnswer`."""
+
+    answer: Decision
+    reason: str
+    certainty: float
+
+
+def _unsure(reason: str) -> _Check:
+    return _Check(Decision.UNSURE, reason, 0.0)
+
+
+class _ViewAnalysis:
+    """Everything one call computes once and shares between attributes (region, colours, OCR)."""
+
+    def __init__(self, region: ObjectRegion, ocr: OcrEngine | None, crop: np.ndarray) -> None:
+        self.region = region
+        self.stats: ColourStats = colour_stats(region.labels, region.lab[..., 0], region.interior)
+        self._ocr = ocr
+        self._crop = crop
+        self._ocr_items: list[OcrItem] | None = None
+        self.ocr_calls = 0
+        self.ocr_seconds = 0.0
+
+    def ocr_items(self) -> list[OcrItem]:
+        if self._ocr_items is None:
+            self._ocr_items = []
+            if self._ocr is not None:
+                start = time.perf_counter()
+                try:
+                    self._ocr_items = self._ocr.read(self._crop)
+                except Exception:  # an engine failure must not end the episode
+                    self._ocr_items = []
+                self.ocr_calls += 1
+                self.ocr_seconds += time.perf_counter() - start
+        return self._ocr_items
+
+
+def _sanitise_crop(crop: object) -> tuple[np.ndarray | None, str]:
+    """A uint8 H×W×3 RGB array, or None with the reason it cannot be judged."""
+    if not isinstance(crop, np.ndarray):
+        return None, "crop is not an image array"
+    array = crop
+    if array.ndim == 3 and array.shape[2] == 1:
+        array = array[..., 0]
+    if array.ndim == 2:
+        array = np.repeat(array[..., None], 3, axis=2)
+    if array.ndim != 3 or array.shape[2] not in (3, 4):
+        return None, f"crop has unsupported shape {crop.shape}"
+    if array.shape[0] < 8 or array.shape[1] < 8:
+        return None, f"crop is too small to judge ({array.shape[1]}x{array.shape[0]} px)"
+    array = array[..., :3]
+    if array.dtype != np.uint8:
+        if not np.issubdtype(array.dtype, np.number):
+            return None, f"crop has non-numeric dtype {array.dtype}"
+        values = array.astype(np.float64)
+        if not np.isfinite(values).all():
+            return None, "crop contains NaN or infinite values"
+        # Float images in [0, 1] are common; anything larger is taken as 0..255.
+        if np.issubdtype(array.dtype, np.floating) and values.max() <= 1.0:
+            values = values * 255.0
+        array = np.clip(np.rint(values), 0, 255).astype(np.uint8)
+    return np.ascontiguousarray(array), ""
+
+
+def _normalise_word(text: str) -> str:
+    return re.sub(r"[^0-9A-Z]", "", text.upper())
+
+
+class ClassicalVerifier:
+    """Per-view verifier from colour, pattern and OCR cues; needs no model weights beyond the OCR wheel.
+
+    Build once (OCR models load here) and call :meth:`verify` every step.
+    """
+
+    name: ClassVar[str] = "classical"
+
+    def __init__(self, params: ClassicalParams | None = None, ocr: OcrEngine | str | None = "params") -> None:
+        self.params = params or ClassicalParams()
+        if isinstance(ocr, str):
+            self._ocr = make_ocr_engine(self.params.ocr_engine)
+        else:
+            self._ocr = ocr
+        self._model_calls = 0
+        self.last_timing: dict[str, float] = {}
+        colour_mod.warm_up()  # build the colour-naming table now, not inside the first step
+
+    @property
+    def ocr_engine_name(self) -> str:
+        return self._ocr.name if self._ocr is not None else "none"
+
+    @property
+    def model_calls(self) -> int:
+        return self._model_calls
+
+    def verify(self, view: ViewInput, attributes: Sequence[Attribute]) -> list[AttributeAnswer]:
+        attributes = list(attributes)
+        if not attributes:
+            return []
+        try:
+            answers = self._verify(view, attributes)
+        except Exception as error:  # one unreadable frame must not end the episode
+            return unsure_for_all(
+                attributes, f"classical verifier failed on this view: {type(error).__name__}"
+            )
+        return answers
+
+    # -- analysis ---------------------------------------------------------------------------------------
+
+    def _verify(self, view: ViewInput, attributes: list[Attribute]) -> list[AttributeAnswer]:
+        start = time.perf_counter()
+        crop, problem = _sanitise_crop(getattr(view, "crop", None))
+        if crop is None:
+            return unsure_for_all(attributes, problem)
+        if view.crop_box is None:
+            return unsure_for_all(
+                attributes, "no box for this view: the object is not localised in the full image"
+            )
+        full = view.full_image if isinstance(view.full_image, np.ndarray) else None
+        image_hw = (int(full.shape[0]), int(full.shape[1])) if full is not None and full.ndim >= 2 else None
+        usable_full = full if full is not None and full.dtype == np.uint8 and full.ndim == 3 else None
+        region = estimate_region(crop, view.crop_box, image_hw, self.params.region, usable_full)
+        if region.source_pixels < self.params.min_object_pixels:
+            return unsure_for_all(
+                attributes,
+                f"object covers only ~{region.source_pixels:.0f} camera pixels: too little evidence",
+            )
+        analysis = _ViewAnalysis(region, self._ocr, crop)
+        region_done = time.perf_counter()
+        answers = []
+        for attribute in attributes:
+            check = self._check(attribute, analysis)
+            answers.append(
+                AttributeAnswer(
+                    attribute.name,
+                    check.answer,
+                    check.reason,
+                    float(np.clip(check.certainty, 0.0, 1.0)),
+                    {"region": region.method, "colours": analysis.stats.summary(3)},
+                )
+            )
+        self._model_calls += analysis.ocr_calls
+        self.last_timing = {
+            "region_s": region_done - start,
+            "ocr_s": analysis.ocr_seconds,
+            "total_s": time.perf_counter() - start,
+        }
+        return answers
+
+    def _check(self, attribute: Attribute, analysis: _ViewAnalysis) -> _Check:
+        phrase = attribute.evidence_phrase if isinstance(attribute.evidence_phrase, str) else ""
+        if not phrase.strip():
+            return _unsure("empty evidence phrase")
+        if attribute.type == "other":
+            return self._check_description(phrase, analysis)
+        if attribute.type == "relation":
+            return _unsure("spatial relations are not checkable from colour statistics")
+        info = analyse_phrase(phrase)
+        if attribute.type in ("shape", "count") and info.kind not in ("text", "pattern", "logo"):
+            return _unsure(f"{attribute.type} claims need a learned model; not judged here")
+        if attribute.type == "material" and info.kind in ("material", "shape", "unknown"):
+            return _unsure("material cannot be judged from colour pixels")
+        return self._check_info(info, analysis, attribute.name)
+
+    def _check_info(self, info: PhraseInfo, analysis: _ViewAnalysis, attribute_name: str = "") -> _Check:
+        if info.kind == "text":
+            return self._check_text(info, analysis)
+        if info.kind == "logo":
+            return self._check_logo(info, analysis)
+        if info.kind == "no_logo":
+            return _unsure("absence of a logo cannot be confirmed without seeing every side")
+        if info.kind == "pattern":
+            return self._check_pattern(info, analysis)
+        if info.kind == "colour":
+            if is_main_colour_claim(info, attribute_name):
+                return self._check_main_colour(info.colours, analysis)
+            return self._check_part_colour(info, analysis)
+        if info.kind in ("material", "shape", "count"):
+            return _unsure(f"{info.kind} claims need a learned model; not judged here")
+        return _unsure("no colour, pattern or text recognised in the phrase")
+
+    # -- colour -----------------------------------------------------------------------------------------
+
+    def _claim_shares(self, term: ColourTerm, stats: ColourStats) -> tuple[float, float, tuple[str, ...]]:
+        names = claimed_names(term.name, term.modifier)
+        exact = sum(stats.share(n) for n in names)
+        neighbours = set().union(*(colour_mod.NEIGHBOURS[n] for n in names)) - set(names)
+        support = min(1.0, exact + 0.5 * sum(stats.share(n) for n in neighbours))
+        return exact, support, names
+
+    def _modifier_problem(self, term: ColourTerm, names: tuple[str, ...], stats: ColourStats) -> str:
+        """Reason a light/dark modifier is contradicted by the claimed pixels' lightness ("" if fine)."""
+        if not term.modifier or term.modifier not in ("light", "pale", "pastel", "dark", "deep"):
+            return ""
+        if len(names) > 1:  # the modifier already selected a lighter/darker canonical colour
+            return ""
+        index = colour_mod.colour_index(term.name)
+        if stats.shares[index] <= 0:
+            return ""
+        observed = float(stats.mean_lightness[index])
+        reference = colour_mod.prototype_lightness(term.name)
+        if term.modifier in ("light", "pale", "pastel") and observed < reference - 12:
+            return f"the {term.name} pixels are not light (L* {observed:.0f} vs typical {reference:.0f})"
+        if term.modifier in ("dark", "deep") and observed > reference + 12:
+            return f"the {term.name} pixels are not dark (L* {observed:.0f} vs typical {reference:.0f})"
+        return ""
+
+    def _check_main_colour(self, terms: Sequence[ColourTerm], analysis: _ViewAnalysis) -> _Check:
+        p = self.params
+        stats = analysis.stats
+        seen = stats.summary(3)
+        results = []
+        for term in terms:
+            exact, support, names = self._claim_shares(term, stats)
+            results.append((term, exact, support, names))
+        # Every named colour must be there ("black and white"); each may hold a smaller share.
+        per_colour_yes = p.main_yes_share / max(1, len(results))
+        if all(
+            exact >= per_colour_yes or support >= p.main_yes_support / len(results)
+            for _, exact, support, _ in results
+        ):
+            problems = [self._modifier_problem(t, n, stats) for t, _, _, n in results]
+            problems = [x for x in problems if x]
+            claimed = " and ".join(t.describe() for t, *_ in results)
+            if problems:
+                return _unsure(f"{claimed} present, but {problems[0]}")
+            share = min(exact for _, exact, _, _ in results)
+            return _Check(Decision.YES, f"object is mainly {seen}; {claimed} matches", min(0.95, 0.5 + share))
+        if analysis.region.method == "ellipse":
+            return _unsure(f"object outline unclear; colours in the centre: {seen}")
+        claimed_all = set().union(*(colour_mod.confusable(n) for *_, names in results for n in names))
+        ranked = stats.ranked(1)
+        top_name, top_share = ranked[0] if ranked else ("", 0.0)
+        missing = [t for t, exact, support, _ in results if support < p.main_no_support]
+        if missing and top_name not in claimed_all and top_share >= p.main_no_dominant:
+            return _Check(
+                Decision.NO,
+                f"object is mainly {seen}; no {missing[0].describe()}",
+                min(0.9, 0.4 + top_share - max(s for *_, s, _ in results)),
+            )
+        claimed = " and ".join(t.describe() for t, *_ in results)
+        return _unsure(f"{claimed} only weakly present (object: {seen})")
+
+    def _check_part_colour(self, info: PhraseInfo, analysis: _ViewAnalysis) -> _Check:
+        p = self.params
+        stats = analysis.stats
+        region = analysis.region
+        part = info.part or "part"
+        pixels_per_share = float(region.interior.sum()) / max(region.scale**2, 1e-9)
+        found, missing = [], []
+        for term in info.colours:
+            exact, _, _ = self._claim_shares(term, stats)
+            if exact >= p.part_yes_share and exact * pixels_per_share >= p.min_part_pixels:
+                found.append((term, exact))
+            else:
+                missing.append((term, exact))
+        claimed = " and ".join(t.describe() for t in info.colours)
+        if not missing:
+            share = min(s for _, s in found)
+            return _Check(
+                Decision.YES,
+                f"{claimed} present on the object ({share:.0%}); taken as the {part}",
+                min(0.8, 0.4 + 2 * share),
+            )
+        if p.part_absent_is_no and region.method != "ellipse" and all(s < 0.002 for _, s in missing):
+            return _Check(Decision.NO, f"no {missing[0][0].describe()} anywhere on the object", 0.4)
+        return _unsure(f"no {missing[0][0].describe()} found; the {part} may be hidden in this view")
+
+    # -- pattern ----------------------------------------------------------------------------------------
+
+    def _check_pattern(self, info: PhraseInfo, analysis: _ViewAnalysis) -> _Check:
+        p = self.params
+        region = analysis.region
+        if region.source_pixels < p.min_pattern_pixels:
+            return _unsure(f"object too small (~{region.source_pixels:.0f} px) to resolve a pattern")
+        labels, mask = region.labels, region.interior
+        claimed_kind = info.pattern
+        compatible = COMPATIBLE_KINDS.get(claimed_kind, frozenset({claimed_kind}))
+        claimed_sets = [claimed_names(t.name, t.modifier) for t in info.colours]
+        claimed_flat = {n for names in claimed_sets for n in names}
+        claimed_desc = " and ".join(t.describe() for t in info.colours)
+        label = f"{claimed_desc} {claimed_kind}".strip()
+
+        def colour_mask(names: set[str]) -> np.ndarray:
+            return np.isin(labels, [colour_mod.colour_index(n) for n in names])
+
+        best_claimed = None
+        if claimed_sets:
+            # Each claimed colour, then all of them together ("blue and white stripes").
+            candidates = [set(names) for names in claimed_sets]
+            if len(candidates) > 1:
+                candidates.append(claimed_flat)
+
+            for names in candidates:
+                finding = find_structures(colour_mask(names), mask, p.pattern)
+                score = max((finding.scores[k] for k in compatible), default=0.0)
+                if best_claimed is None or score > best_claimed[0]:
+                    best_claimed = (score, finding, names)
+        else:
+            # "striped" with no colour: look at the object's three main colours.
+            for name, _ in analysis.stats.ranked(3):
+                finding = find_structures(colour_mask({name}), mask, p.pattern)
+                score = max((finding.scores[k] for k in compatible), default=0.0)
+                if best_claimed is None or score > best_claimed[0]:
+                    best_claimed = (score, finding, {name})
+        if best_claimed is not None and best_claimed[0] >= p.pattern_yes_score:
+            score, finding, names = best_claimed
+            # Siblings often differ only in a neighbouring shade (blue vs light-blue stripes): when a
+            # neighbour colour forms the same pattern more strongly and covers much more of the object,
+            # the pattern is that neighbour's, not the claimed colour's.
+            for neighbour in set().union(*(colour_mod.NEIGHBOURS[n] for n in names)) - claimed_flat:
+                rival = find_structures(colour_mask({neighbour}), mask, p.pattern)
+                rival_score = max((rival.scores[k] for k in compatible), default=0.0)
+                if rival_score > score and rival.colour_share > 2.0 * finding.colour_share:
+                    return _unsure(
+                        f"the {claimed_kind} look {neighbour} ({rival.colour_share:.0%}) rather than "
+                        f"{claimed_desc} ({finding.colour_share:.0%})"
+                    )
+            return _Check(
+                Decision.YES,
+                f"{label} found ({finding.pieces} pieces, {finding.colour_share:.0%} of the object)",
+                min(0.9, 0.4 + score / 2),
+            )
+        # Is there a clear pattern of another kind, in colours other than the claimed ones?
+        other = None
+        for name, share in analysis.stats.ranked(4):
+            if name in claimed_flat or share < 0.03:
+                continue
+            finding = find_structures(colour_mask({name}), mask, p.pattern)
+            kind, score = max(
+                ((k, s) for k, s in finding.scores.items() if k in ("dots", "stripes", "checks")),
+                key=lambda ks: ks[1],
+            )
+            strong = score >= p.pattern_no_score and share >= 0.1
+            if strong and kind not in compatible and (other is None or score > other[1]):
+                other = (kind, score, name)
+        claimed_support = sum(
+            analysis.stats.share(n)
+            for n in set().union(*(colour_mod.NEIGHBOURS[n] | {n} for n in claimed_flat))
+        )
+        # A different pattern contradicts only a claim about the object as a whole, and only when the
+        # claimed colours (and their shading neighbours) are absent: a patterned part may be out of view.
+        irregular = claimed_kind in ("floral", "camouflage", "plaid")  # may look like anything locally
+        if (
+            other is not None
+            and info.is_main
+            and not irregular
+            and (not claimed_flat or claimed_support < 0.01)
+        ):
+            kind, score, name = other
+            return _Check(
+                Decision.NO,
+                f"object shows {name} {kind} instead"
+                + (f"; no {claimed_desc} on it" if claimed_desc else ""),
+                min(0.8, 0.3 + score / 2),
+            )
+        claimed_share = sum(analysis.stats.share(n) for n in claimed_flat)
+        if claimed_flat and claimed_share < 0.01:
+            return _unsure(f"no {claimed_desc} visible; the patterned part may be hidden")
+        return _unsure(f"no clear {label} in this view")
+
+    # -- text and logos ---------------------------------------------------------------------------------
+
+    def _text_colour(self, item: OcrItem, analysis: _ViewAnalysis) -> tuple[str, dict[str, float]]:
+        """Ink colour inside an OCR box (the colour most over-represented in the box's middle band compared
+        with its rim) and every colour's share of that middle band; ("", {}) when unclear."""
+        region = analysis.region
+        crop_h, crop_w = analysis._crop.shape[:2]
+        sy, sx = region.labels.shape[0] / crop_h, region.labels.shape[1] / crop_w
+        x1, y1, x2, y2 = item.box
+        ax1, ay1 = max(0, int(x1 * sx)), max(0, int(y1 * sy))
+        ax2, ay2 = (
+            min(region.labels.shape[1], int(np.ceil(x2 * sx))),
+            min(region.labels.shape[0], int(np.ceil(y2 * sy))),
+        )
+        if ax2 - ax1 < 2 or ay2 - ay1 < 2:
+            return "", {}
+        patch = region.labels[ay1:ay2, ax1:ax2]
+        k = len(colour_mod.COLOUR_NAMES)
+        ph = patch.shape[0]
+        # Ink concentrates in the middle band of a text box; the paper shows all around its rim.
+        middle = patch[ph // 4 : ph - ph // 4 or ph, :]
+        rim = np.concatenate([patch[0], patch[-1], patch[:, 0], patch[:, -1]])
+        inner = np.bincount(middle.ravel(), minlength=k) / max(middle.size, 1)
+        outer = np.bincount(rim, minlength=k) / max(rim.size, 1)
+        excess = inner - outer
+        ink = int(np.argmax(excess))
+        if excess[ink] <= 0.02:
+            return "", {}
+        return colour_mod.COLOUR_NAMES[ink], {
+            name: float(inner[i]) for i, name in enumerate(colour_mod.COLOUR_NAMES)
+        }
+
+    def _check_text(self, info: PhraseInfo, analysis: _ViewAnalysis) -> _Check:
+        p = self.params
+        if not info.quoted:
+            return _unsure("the phrase names no specific text to read")
+        if self._ocr is None:
+            return _unsure("no OCR engine")
+        wanted = [_normalise_word(q) for q in info.quoted if _normalise_word(q)]
+        if not wanted:
+            return _unsure("the quoted text has no letters or digits to read")
+        items = analysis.ocr_items()
+        if not items:
+            return _unsure("no legible text in this view")
+        best: tuple[float, OcrItem] | None = None
+        for item in items:
+            read = _normalise_word(item.text)
+            if not read:
+                continue
+            for target in wanted:
+                ratio = difflib.SequenceMatcher(None, target, read).ratio()
+                if target in read or (len(read) >= 2 and read in target and len(read) >= 0.75 * len(target)):
+                    ratio = max(ratio, 0.95)
+                if best is None or ratio > best[0]:
+                    best = (ratio, item)
+        shown = ", ".join(f'"{i.text}"' for i in items[:3])
+        quoted = " ".join(info.quoted)
+        if best is not None and best[0] >= p.text_match_ratio:
+            ratio, item = best
+            if info.colours:
+                ink, middle = self._text_colour(item, analysis)
+                term = info.colours[0]
+                names = set(claimed_names(term.name, term.modifier))
+                ok = set().union(*(colour_mod.confusable(n) for n in names))
+                # Thin strokes blend with the paper; contradict only when the claimed ink is nowhere
+                # in the text's band, not merely outnumbered.
+                if ink and ink not in ok and sum(middle.get(n, 0.0) for n in ok) < 0.03:
+                    return _Check(
+                        Decision.NO,
+                        f'reads "{item.text}" but its colour looks {ink}, not {term.describe()}',
+                        0.5,
+                    )
+            return _Check(
+                Decision.YES,
+                f'reads "{item.text}" (confidence {item.confidence:.2f})',
+                min(0.95, ratio * item.confidence),
+            )
+        confident = [
+            i
+            for i in items
+            if i.confidence >= p.text_min_confidence
+            and sum(ch.isalpha() for ch in _normalise_word(i.text)) >= 3
+            and any(abs(len(_normalise_word(i.text)) - len(w)) <= max(1, len(w) // 3) for w in wanted)
+        ]
+        if p.text_mismatch_is_no and confident:
+            return _Check(Decision.NO, f'reads {shown}, not "{quoted}"', 0.5)
+        return _unsure(f'"{quoted}" not read (read: {shown})')
+
+    def _check_logo(self, info: PhraseInfo, analysis: _ViewAnalysis) -> _Check:
+        from .logo import find_logo
+
+        p = self.params
+        if not info.colours:
+            return _unsure("logo without a colour: cannot be located by colour")
+        term = info.colours[0]
+        names = claimed_names(term.name, term.modifier)
+        finding = find_logo(analysis.region, names, info.logo_shape, p.logo_min_fraction, p.logo_max_fraction)
+        what = f"{term.describe()} {info.logo_shape or 'logo'}".strip()
+        if finding is None:
+            return _unsure(f"no {term.describe()} mark on the visible side")
+        if info.logo_shape and finding.shape:
+            if finding.shape == info.logo_shape or (finding.shape, info.logo_shape) in (
+                ("square", "diamond"),
+                ("diamond", "square"),
+            ):
+                return _Check(Decision.YES, f"{what} mark found ({finding.pixels:.0f} px)", 0.7)
+            return _unsure(f"a {term.describe()} mark is there but looks like a {finding.shape}")
+        if p.logo_yes_without_shape:
+            return _Check(
+                Decision.YES, f"a small {term.describe()} mark found (too small to check its shape)", 0.4
+            )
+        return _unsure(f"a {term.describe()} mark is there but too small to check its shape")
+
+    # -- whole descriptions (direct / merged mode) ------------------------------------------------------
+
+    def _check_description(self, description: str, analysis: _ViewAnalysis) -> _Check:
+        """Judge a whole description by the checkable claims inside it.
+
+        The first clause names the object ("a light blue straw sun hat"), so its colours are main-colour
+        claims; later clauses are parts, patterns, text and logos. Any confident No ⇒ No; otherwise Yes when
+        at least one claim matched; otherwise Unsure.
+        """
+        clauses = split_clauses(description)
+        checks: list[tuple[str, _Check]] = []
+        for index, clause in enumerate(clauses[:12]):
+            info = analyse_phrase(clause)
+            if info.kind == "colour":
+                if index == 0 or is_main_colour_claim(info):
+                    check = self._check_main_colour(info.colours, analysis)
+                else:
+                    check = self._check_part_colour(info, analysis)
+            elif info.kind in ("pattern", "text", "logo"):
+                check = self._check_info(info, analysis)
+            else:
+                continue
+            checks.append((clause, check))
+        if not checks:
+            return _unsure("no colour, pattern or text claim recognised in the description")
+        noes = [(c, k) for c, k in checks if k.answer is Decision.NO and k.certainty >= 0.45]
+        yeses = [(c, k) for c, k in checks if k.answer is Decision.YES]
+        if noes:
+            clause, check = max(noes, key=lambda ck: ck[1].certainty)
+            return _Check(Decision.NO, f'"{clause}": {check.reason}', check.certainty)
+        # A sibling differs in one or two claims, so one matching claim says little: most checkable
+        # claims must be confirmed in this view.
+        needed = max(1, int(np.ceil(self.params.direct_yes_fraction * len(checks))))
+        if len(yeses) >= needed:
+            summary = "; ".join(f'"{c}" yes' for c, _ in yeses[:3])
+            return _Check(
+                Decision.YES,
+                f"{len(yeses)} of {len(checks)} checkable claims match ({summary})",
+                float(np.mean([k.certainty for _, k in yeses])) * len(yeses) / len(checks),
+            )
+        return _unsure(f"{len(yeses)} of {len(checks)} checkable claims confirmed in this view; not enough")

@@ -1,0 +1,149 @@
+"""Optical character recognition behind one small interface, with the engines this project can install.
+
+* :class:`RapidOcrEngine`: PP-OCRv4 detection + recognition ONNX models that ship *inside* the
+  ``rapidocr-onnxruntime`` wheel, run by onnxruntime on the CPU, so no weights are downloaded at run time
+  (docs/models-offline.md). Installed by ``scripts/bootstrap.sh`` from ``requirements/nodeps.txt``.
+* :class:`TesseractEngine`: the Debian ``tesseract`` binary, when it is on PATH.
+
+The engine is chosen once, when the verifier is built (:func:`make_ocr_engine`), and each verifier call runs
+at most one OCR pass over the crop, shared by all of its text attributes. A missing engine is not an error:
+:func:`make_ocr_engine` returns None and the verifier answers Unsure ("no OCR engine") for text items.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import subprocess
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+#: Engine names accepted by :func:`make_ocr_engine`.
+ENGINE_CHOICES: tuple[str, ...] = ("auto", "rapidocr", "tesseract", "none")
+
+
+@dataclass(frozen=True)
+class OcrItem:
+    """One recognised line or word: text, engine confidence in [0, 1], and its box in crop pixels."""
+
+    text: str
+    confidence: float
+    box: tuple[int, int, int, int]
+
+
+class OcrEngine(Protocol):
+    """Reads text from an RGB uint8 image; never raises for a readable image (returns [] instead)."""
+
+    name: str
+
+    def read(self, image_rgb: np.ndarray) -> list[OcrItem]: ...
+
+
+class RapidOcrEngine:
+    """RapidOCR (PP-OCRv4 ONNX models inside the wheel).
+
+    ``det_limit_side_len`` caps the detector's input side: the library default upsizes every image so its
+    *short* side is 736 px, which for a 512×910 crop means detecting on 736×1309, about twice the work of
+    the crop's own size with nothing gained, since the crop was itself upscaled from a small camera box.
+    ``threads`` bounds onnxruntime's intra-op threads so OCR does not starve the ROS executor.
+    """
+
+    name = "rapidocr"
+
+    def __init__(self, det_limit_side_len: int = 960, threads: int = 2, min_confidence: float = 0.5) -> None:
+        try:
+            from rapidocr_onnxruntime import RapidOCR
+        except Exception as error:  # ImportError, or a broken onnxruntime/cv2 underneath
+            raise RuntimeError(f"rapidocr-onnxruntime is not usable: {error}") from error
+        # 1.4.x takes flat keyword overrides: "det_*" go to the detector, the rest to the global section
+        # (thread counts are copied from there into every model session).
+        self._engine = RapidOCR(
+            text_score=float(min_confidence),
+            print_verbose=False,
+            det_limit_type="max",
+            det_limit_side_len=int(det_limit_side_len),
+            intra_op_num_threads=int(threads),
+            inter_op_num_threads=1,
+        )
+
+    def read(self, image_rgb: np.ndarray) -> list[OcrItem]:
+        bgr = np.ascontiguousarray(image_rgb[..., ::-1])
+        result, _ = self._engine(bgr)
+        items: list[OcrItem] = []
+        for entry in result or []:
+            try:
+                points, text, score = entry
+                xs = [round(float(p[0])) for p in points]
+                ys = [round(float(p[1])) for p in points]
+                items.append(OcrItem(str(text), float(score), (min(xs), min(ys), max(xs), max(ys))))
+            except (TypeError, ValueError):
+                continue
+        return items
+
+
+class TesseractEngine:
+    """The ``tesseract`` command line (sparse-text mode, TSV output with word boxes)."""
+
+    name = "tesseract"
+
+    def __init__(self, executable: str | None = None, timeout_s: float = 10.0) -> None:
+        found = executable or shutil.which("tesseract")
+        if not found:
+            raise RuntimeError("tesseract is not on PATH")
+        self._executable = found
+        self._timeout_s = timeout_s
+
+    def read(self, image_rgb: np.ndarray) -> list[OcrItem]:
+        from PIL import Image
+
+        buffer = io.BytesIO()
+        Image.fromarray(image_rgb).save(buffer, format="PNG")
+        try:
+            done = subprocess.run(
+                [self._executable, "stdin", "stdout", "--psm", "11", "tsv"],
+                input=buffer.getvalue(),
+                capture_output=True,
+                timeout=self._timeout_s,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return []
+        items: list[OcrItem] = []
+        reader = csv.DictReader(io.StringIO(done.stdout.decode("utf-8", "replace")), delimiter="\t")
+        for row in reader:
+            text = (row.get("text") or "").strip()
+            try:
+                confidence = float(row.get("conf") or -1) / 100.0
+                left, top = int(row["left"]), int(row["top"])
+                width, height = int(row["width"]), int(row["height"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            if text and confidence > 0:
+                items.append(OcrItem(text, min(confidence, 1.0), (left, top, left + width, top + height)))
+        return items
+
+
+def make_ocr_engine(choice: str = "auto") -> OcrEngine | None:
+    """Build the OCR engine named by ``choice`` (see :data:`ENGINE_CHOICES`).
+
+    ``auto`` prefers RapidOCR (better on small, coloured, rotated print) and falls back on tesseract, then
+    on None. Naming an engine that is not installed raises RuntimeError, so a misconfiguration is loud;
+    ``auto`` never raises.
+    """
+    if choice not in ENGINE_CHOICES:
+        raise ValueError(f"unknown OCR engine {choice!r}; expected one of {ENGINE_CHOICES}")
+    if choice == "none":
+        return None
+    if choice == "rapidocr":
+        return RapidOcrEngine()
+    if choice == "tesseract":
+        return TesseractEngine()
+    for factory in (RapidOcrEngine, TesseractEngine):
+        try:
+            return factory()
+        except RuntimeError:
+            continue
+    return None

@@ -1,0 +1,489 @@
+"""Evidence phrase → what the pixels should show.
+
+The verifier receives quoted text such as ``"a brown brim"``, ``"purple polka dots"`` or ``the word "NOVA" in
+white``, never structured values, so the first step of every check is to read the phrase with the same
+vocabulary the query decomposer used (:mod:`aiv_verifier.lexicon`). The analysis is deliberately shallow:
+word lists and positions, no grammar. What cannot be recognised stays empty and the backend then answers
+Unsure instead of guessing.
+
+Whole descriptions (direct mode) are split into clauses at commas and connectives ("with", "featuring",
+"and", ...); each clause is analysed on its own, and the first clause, which names the object itself, carries
+the object's main colour ("a light blue straw sun hat ...").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ... import lexicon
+
+#: Phrases longer than this are cut before analysis: a real evidence phrase is a few words, and a runaway
+#: input must not cost more than a few milliseconds.
+MAX_PHRASE_CHARS = 600
+
+#: Nouns that name a sub-part of an object. A colour claimed for such a part can only be checked by
+#: presence (the part is not localised), never by the object's dominant colour.
+PART_NOUNS: frozenset[str] = frozenset(
+    [
+        "brim",
+        "band",
+        "bands",
+        "strap",
+        "straps",
+        "handle",
+        "handles",
+        "lid",
+        "lids",
+        "spine",
+        "sole",
+        "soles",
+        "lace",
+        "laces",
+        "shoelaces",
+        "pocket",
+        "pockets",
+        "flap",
+        "flaps",
+        "dial",
+        "dials",
+        "lens",
+        "lenses",
+        "frame",
+        "frames",
+        "rim",
+        "rims",
+        "arm",
+        "arms",
+        "temple",
+        "temples",
+        "cup",
+        "cups",
+        "cushion",
+        "cushions",
+        "headband",
+        "snout",
+        "muzzle",
+        "nose",
+        "pad",
+        "pads",
+        "paw",
+        "paws",
+        "ear",
+        "ears",
+        "wheel",
+        "wheels",
+        "roof",
+        "keychain",
+        "fob",
+        "head",
+        "heads",
+        "heel",
+        "heels",
+        "tab",
+        "tabs",
+        "plate",
+        "plates",
+        "wallpaper",
+        "screen",
+        "keyboard",
+        "bow",
+        "ribbon",
+        "card",
+        "cards",
+        "grip",
+        "inside",
+        "interior",
+        "trim",
+        "zipper",
+        "zippers",
+        "zip",
+        "button",
+        "buttons",
+        "buckle",
+        "buckles",
+        "collar",
+        "tongue",
+        "toe",
+        "stitching",
+        "seam",
+        "seams",
+        "bezel",
+        "face",
+        "hands",
+        "cord",
+        "cable",
+        "lining",
+        "crown",
+        "visor",
+        "peak",
+        "tip",
+        "cap",
+        "bottom",
+        "top",
+        "side",
+        "sides",
+        "edge",
+        "edges",
+        "corner",
+        "corners",
+        "border",
+        "chain",
+        "ring",
+        "eyes",
+        "eye",
+        "mouth",
+        "tail",
+        "legs",
+        "leg",
+        "feet",
+        "foot",
+        "sticker",
+        "patch",
+        "label",
+        "hood",
+        "sleeve",
+        "sleeves",
+        "bumper",
+        "trackpad",
+        "touchpad",
+        "hinge",
+        "keys",
+        "key",
+        "mesh",
+        "panel",
+        "panels",
+        "accent",
+        "accents",
+        "detail",
+        "details",
+    ]
+)
+
+#: Nouns that stand for the object as a whole ("a lavender base colour", "brass metal", "light blue fur").
+MAIN_NOUNS: frozenset[str] = frozenset(
+    [
+        "body",
+        "base",
+        "colour",
+        "color",
+        "colours",
+        "colors",
+        "fur",
+        "exterior",
+        "outside",
+        "shell",
+        "case",
+        "cover",
+        "upper",
+        "surface",
+        "fabric",
+        "material",
+        "metal",
+        "finish",
+        "main",
+        "overall",
+        "coat",
+        "covering",
+        "casing",
+        "housing",
+    ]
+)
+
+#: Attribute-name prefixes that mark a whole-object colour (``body_color``, ``fur_colour``, ``color``).
+MAIN_NAME_PREFIXES: tuple[str, ...] = ("color", "colour", "main", "body", "base", "overall", "fur", "object")
+
+#: Connectives at which a long description is split into clauses.
+_CLAUSE_SPLIT = re.compile(
+    r"\s*(?:[,;:.!?]+|\band\b|\bwith\b|\bfeaturing\b|\bthat has\b|\bwhich has\b|\bhaving\b|\bhas\b|\bplus\b"
+    r"|\bas well as\b|\bwhile\b|\bbut\b)\s*"
+)
+_QUOTE = re.compile(r"[\"“”„«»]([^\"“”„«»]{1,60})[\"“”„«»]")
+_WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
+_FILLER: frozenset[str] = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "its",
+        "it",
+        "their",
+        "his",
+        "her",
+        "this",
+        "that",
+        "small",
+        "large",
+        "big",
+        "little",
+        "tiny",
+        "thin",
+        "thick",
+        "some",
+        "several",
+        "on",
+        "in",
+        "at",
+        "of",
+        "around",
+        "along",
+        "across",
+        "near",
+        "over",
+        "under",
+        "by",
+        "to",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "single",
+        "pair",
+        "each",
+        "both",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class ColourTerm:
+    """One colour named in a phrase: canonical name (lexicon) plus an optional lightness modifier.
+
+    ``modifier`` is set only when no compound canonical name absorbed it ("light green" → green + light, but
+    "light blue" is its own canonical colour).
+    """
+
+    name: str
+    modifier: str = ""
+    position: int = 0
+
+    def describe(self) -> str:
+        return f"{self.modifier} {self.name}".strip()
+
+
+@dataclass(frozen=True)
+class PhraseInfo:
+    """What one phrase (or clause) asks for. Empty fields mean "not mentioned".
+
+    ``kind`` is the checkable claim: ``text`` (quoted word), ``logo`` (a mark, maybe with shape), ``no_logo``
+    (absence claim), ``pattern``, ``colour``, ``material``, ``shape``, ``count`` or ``unknown``.
+    ``colours`` are the colours that describe the claimed thing itself: the pattern's colours for a pattern,
+    the text's colour for text, the logo's colour for a logo, the object's/part's colours otherwise.
+    ``base_colours`` are colours in the same phrase that describe something else (a pattern's background).
+    """
+
+    text: str
+    kind: str
+    colours: tuple[ColourTerm, ...] = ()
+    base_colours: tuple[ColourTerm, ...] = ()
+    pattern: str = ""
+    quoted: tuple[str, ...] = ()
+    logo_shape: str = ""
+    part: str = ""
+    is_main: bool = False
+    materials: tuple[str, ...] = ()
+    shapes: tuple[str, ...] = ()
+    count: int | None = None
+    truncated: bool = False
+    words: tuple[str, ...] = field(default=(), repr=False)
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.lower().replace("colored", "coloured").replace("’", "'").split())
+
+
+def _colour_at(words: list[str], i: int) -> tuple[ColourTerm | None, int]:
+    """The colour term starting at word ``i`` and how many words it spans (0 when none)."""
+    for span in (3, 2, 1):
+        if i + span > len(words):
+            continue
+        chunk = " ".join(words[i : i + span])
+        name = lexicon.canonical_colour(chunk)
+        if name is not None:
+            return ColourTerm(name, "", i), span
+        if span == 1 and "-" in chunk:
+            # "light-blue", "blue-ish": try the spaced form and the parts.
+            spaced = lexicon.canonical_colour(chunk.replace("-", " "))
+            if spaced is not None:
+                return ColourTerm(spaced, "", i), 1
+    word = words[i]
+    if word in lexicon.COLOUR_MODIFIERS and i + 1 < len(words):
+        inner, span = _colour_at(words, i + 1)
+        if inner is not None and not inner.modifier:
+            return ColourTerm(inner.name, word, i), span + 1
+    return None, 0
+
+
+def _find_colours(words: list[str]) -> list[ColourTerm]:
+    found: list[ColourTerm] = []
+    i = 0
+    while i < len(words):
+        term, span = _colour_at(words, i)
+        if term is not None:
+            found.append(term)
+            i += span
+        else:
+            i += 1
+    return found
+
+
+def _find_multiword(words: list[str], vocabulary: dict[str, tuple[str, ...]]) -> tuple[str, int]:
+    """(key, position) of the first vocabulary phrase present in ``words``; ("", -1) when none."""
+    best = ("", -1)
+    for key, phrases in vocabulary.items():
+        for phrase in sorted(phrases, key=lambda p: -len(p.split())):
+            parts = phrase.split()
+            for i in range(len(words) - len(parts) + 1):
+                if words[i : i + len(parts)] == parts and (best[1] < 0 or i < best[1]):
+                    best = (key, i)
+                    break
+    return best
+
+
+def _logo_shape(words: list[str]) -> str:
+    for i in range(len(words)):
+        for shape, names in lexicon.LOGO_SHAPE_WORDS.items():
+            for name in names:
+                parts = name.split()
+                if words[i : i + len(parts)] == parts:
+                    return shape
+    return ""
+
+
+def analyse_phrase(phrase: str) -> PhraseInfo:
+    """Read one evidence phrase (a short clause) into a :class:`PhraseInfo`. Never raises."""
+    raw = phrase if isinstance(phrase, str) else ""
+    truncated = len(raw) > MAX_PHRASE_CHARS
+    raw = raw[:MAX_PHRASE_CHARS]
+    quoted = tuple(q.strip() for q in _QUOTE.findall(raw) if q.strip())
+    text = _normalise(_QUOTE.sub(" qqq ", raw))
+    words = _WORD.findall(text)
+    colours = _find_colours(words)
+    pattern, pattern_pos = _find_multiword(words, dict(lexicon.PATTERN_WORDS))
+    has_text_cue = bool(quoted) or any(w in lexicon.TEXT_CUES for w in words)
+    logo_positions = [i for i, w in enumerate(words) if w in lexicon.LOGO_CUES]
+    negated = any(
+        w in lexicon.NEGATION_WORDS and any(0 < j - i <= 3 for j in logo_positions)
+        for i, w in enumerate(words)
+    )
+    logo_shape = _logo_shape(words)
+    materials = tuple(w for w in words if w in lexicon.MATERIAL_WORDS)
+    shapes = tuple(w for w in words if w in lexicon.SHAPE_WORDS)
+    count = next((lexicon.COUNT_WORDS[w] for w in words if w in lexicon.COUNT_WORDS), None)
+    if count is None:
+        count = next((int(w) for w in words if w.isdigit() and len(w) <= 2 and not quoted), None)
+
+    part = ""
+    for w in words:
+        if w in PART_NOUNS or w in MAIN_NOUNS:
+            part = w
+            break
+    is_main = part == "" or part in MAIN_NOUNS
+
+    base: list[ColourTerm] = []
+    own: list[ColourTerm] = list(colours)
+    if negated and logo_positions:
+        kind = "no_logo"
+        own = []
+    elif (quoted and has_text_cue) or quoted:
+        kind = "text"
+        # The text's colour: "in white" after the quote, or a colour right before "word"/"lettering".
+        q_pos = words.index("qqq") if "qqq" in words else 0
+        after = [c for c in colours if c.position > q_pos]
+        own = after[:1] if after else [c for c in colours if c.position < q_pos][-1:]
+    elif logo_positions:
+        kind = "logo"
+        first_logo = logo_positions[0]
+        own = [c for c in colours if c.position < first_logo][-2:] or [
+            c for c in colours if c.position > first_logo
+        ][:1]
+    elif pattern:
+        kind = "pattern"
+        before = [c for c in colours if c.position < pattern_pos]
+        after = [c for c in colours if c.position > pattern_pos]
+        # "purple polka dots", "blue and white stripes": colours right before the pattern word are its
+        # colours; "stripes in blue" puts them after; "a white body with blue stripes" is split earlier.
+        near = [c for c in before if pattern_pos - c.position <= 4]
+        own = near or after[:2]
+        base = [c for c in colours if c not in own]
+    elif has_text_cue:
+        kind = "text"
+    elif colours:
+        kind = "colour"
+    elif materials:
+        kind = "material"
+    elif shapes:
+        kind = "shape"
+    elif count is not None:
+        kind = "count"
+    else:
+        kind = "unknown"
+    return PhraseInfo(
+        text=raw,
+        kind=kind,
+        colours=tuple(own),
+        base_colours=tuple(base),
+        pattern=pattern,
+        quoted=quoted,
+        logo_shape=logo_shape,
+        part=part,
+        is_main=is_main,
+        materials=materials,
+        shapes=shapes,
+        count=count,
+        truncated=truncated,
+        words=tuple(words),
+    )
+
+
+def split_clauses(description: str) -> list[str]:
+    """Split a whole description into short clauses, keeping colour pairs ("black and white") together.
+
+    A clause made only of colour words and fillers is glued to the next one, so "black and white stripes"
+    stays one pattern claim while "a brown brim and purple dots" becomes two claims.
+    """
+    raw = (description if isinstance(description, str) else "")[: MAX_PHRASE_CHARS * 2]
+    # Protect quoted text from the splitter (a title may contain "and").
+    quotes: list[str] = []
+
+    def _stash(match: re.Match[str]) -> str:
+        quotes.append(match.group(0))
+        return f" QQ{len(quotes) - 1}QQ "
+
+    protected = _QUOTE.sub(_stash, raw)
+    pieces = [p.strip() for p in _CLAUSE_SPLIT.split(protected) if p and p.strip()]
+    clauses: list[str] = []
+    pending = ""
+    for piece in pieces:
+        words = _WORD.findall(_normalise(piece))
+        only_colour = bool(words) and all(
+            w in _FILLER or w in lexicon.COLOUR_MODIFIERS or lexicon.canonical_colour(w) is not None
+            for w in words
+        )
+        if only_colour and _find_colours(words):
+            pending = f"{pending} {piece} and".strip()
+            continue
+        clauses.append(f"{pending} {piece}".strip())
+        pending = ""
+    if pending:
+        clauses.append(pending.removesuffix(" and"))
+
+    def _restore(text: str) -> str:
+        return re.sub(r"QQ(\d+)QQ", lambda m: quotes[int(m.group(1))], text)
+
+    return [" ".join(_restore(c).split()) for c in clauses if c]
+
+
+def is_main_colour_claim(info: PhraseInfo, attribute_name: str = "") -> bool:
+    """Whether a colour claim is about the object as a whole (checkable against its dominant colours).
+
+    A part noun in the phrase ("a brown brim") makes it a part claim; so does a part-named attribute with a
+    bare colour phrase (``brim_color = "brown"``). Everything else (``"light blue"``, ``"a dark red body"``,
+    ``"brass metal"``) is about the whole object.
+    """
+    prefix = attribute_name.lower().split("_", 1)[0]
+    if info.part and info.part not in MAIN_NOUNS:
+        return False
+    return prefix not in PART_NOUNS

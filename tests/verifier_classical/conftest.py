@@ -1,0 +1,26 @@
+"""Make ``aiv_verifier`` importable from the source tree when nothing else (PYTHONPATH, install) does."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2] / "ros2_ws" / "src" / "aiv_verifier"
+if importlib.util.find_spec("aiv_verifier") is None:
+    sys.path.append(str(_PACKAGE_ROOT))
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def verifier():
+    """One verifier per test session: building it loads the OCR models (~1 s)."""
+    from aiv_verifier.verification.classical import ClassicalVerifier
+
+    return ClassicalVerifier()
+
+
+@pytest.fixture(scope="session")
+def verifier_without_ocr():
+    from aiv_verifier.verification.classical import ClassicalParams, ClassicalVerifier
+
+    return ClassicalVerifier(ClassicalParams(ocr_engine="none"))

@@ -1,0 +1,84 @@
+"""Pattern claims on hand-made stripes, polka dots and checkerboards."""
+
+from __future__ import annotations
+
+import numpy as np
+from aiv_verifier.core.types import Decision
+from aiv_verifier.verification.classical.pattern import PatternParams, count_x_junctions, find_structures
+
+from verifier_classical.scenes import attr, checks, dots, paint_object, solid, stripes, view_of
+
+NAVY = (25, 35, 95)
+WHITE = (245, 245, 242)
+RED = (200, 30, 35)
+YELLOW = (245, 215, 40)
+GREEN = (40, 150, 55)
+BROWN = (115, 70, 35)
+
+
+def _answers(verifier, frame, *phrases: str) -> list[Decision]:
+    attributes = [attr(p, "pattern", name=f"p{i}") for i, p in enumerate(phrases)]
+    return [a.answer for a in verifier.verify(view_of(frame), attributes)]
+
+
+def test_stripes(verifier_without_ocr) -> None:
+    frame = paint_object(stripes(NAVY, WHITE))
+    answers = _answers(
+        verifier_without_ocr,
+        frame,
+        "white stripes",
+        "navy and white stripes",
+        "striped",
+        "white polka dots",
+        "yellow checks",
+    )
+    assert answers[:3] == [Decision.YES, Decision.YES, Decision.YES]
+    assert answers[3] is not Decision.YES  # white is there, but as bands, not dots
+    assert answers[4] is Decision.NO  # a whole-object pattern claim in an absent colour, other pattern clear
+
+
+def test_dots(verifier_without_ocr) -> None:
+    frame = paint_object(dots(RED, WHITE))
+    answers = _answers(
+        verifier_without_ocr, frame, "white polka dots", "white stripes", "spotted", "green dots"
+    )
+    assert answers[0] is Decision.YES
+    assert answers[1] is not Decision.YES
+    assert answers[2] is Decision.YES
+    assert answers[3] is not Decision.YES
+
+
+def test_checks(verifier_without_ocr) -> None:
+    frame = paint_object(checks(GREEN, BROWN))
+    answers = _answers(
+        verifier_without_ocr,
+        frame,
+        "brown checks",
+        "green and brown checkered",
+        "brown polka dots",
+        "yellow stripes",
+    )
+    assert answers[:2] == [Decision.YES, Decision.YES]
+    assert answers[2] is not Decision.YES
+    assert answers[3] is Decision.NO
+
+
+def test_plain_object_shows_no_pattern(verifier_without_ocr) -> None:
+    frame = paint_object(solid(RED))
+    answers = _answers(verifier_without_ocr, frame, "white stripes", "white polka dots", "checks")
+    assert Decision.YES not in answers
+
+
+def test_structure_scores_separate_the_three_kinds() -> None:
+    region = np.ones((120, 120), dtype=bool)
+    yy, xx = np.mgrid[0:120, 0:120]
+    striped = (yy % 16) < 6
+    dotted = ((xx % 20) - 10) ** 2 + ((yy % 20) - 10) ** 2 <= 16
+    checked = ((xx // 12) + (yy // 12)) % 2 == 1
+    params = PatternParams()
+    assert find_structures(striped, region, params).best[0] == "stripes"
+    assert find_structures(dotted, region, params).best[0] == "dots"
+    assert find_structures(checked, region, params).best[0] == "checks"
+    assert count_x_junctions(checked, region, 2) >= 50
+    assert count_x_junctions(dotted, region, 2) == 0
+    assert count_x_junctions(striped, region, 2) == 0

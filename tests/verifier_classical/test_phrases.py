@@ -1,0 +1,79 @@
+"""The phrase analyser reads what the decomposer writes (and whole descriptions) into checkable claims."""
+
+from __future__ import annotations
+
+import pytest
+from aiv_verifier.verification.classical.phrases import analyse_phrase, is_main_colour_claim, split_clauses
+
+
+@pytest.mark.parametrize(
+    ("phrase", "kind", "colours", "extra"),
+    [
+        ("light blue", "colour", ["light blue"], {"part": "", "is_main": True}),
+        ("a brown brim", "colour", ["brown"], {"part": "brim", "is_main": False}),
+        ("a teal band around it", "colour", ["teal"], {"part": "band"}),
+        ("purple polka dots", "pattern", ["purple"], {"pattern": "dots"}),
+        ("black and white stripes", "pattern", ["black", "white"], {"pattern": "stripes"}),
+        ('the word "NOVA" in white', "text", ["white"], {"quoted": ("NOVA",)}),
+        ("a yellow star logo", "logo", ["yellow"], {"logo_shape": "star"}),
+        ("a cream lightning bolt logo on its chest", "logo", ["cream"], {"logo_shape": "bolt"}),
+        ("no logo on the front", "no_logo", [], {}),
+        ("straw", "material", [], {}),
+        ("rectangular rims", "shape", [], {}),
+        ("two buckles", "count", [], {"count": 2}),
+        ("a small gunmetal plate on the right arm", "colour", ["grey"], {"part": "plate"}),
+        ("brass metal", "colour", ["gold"], {"is_main": True}),
+        ("Navy", "colour", ["navy blue"], {}),
+        ("an off-white body", "colour", ["cream"], {"is_main": True}),
+    ],
+)
+def test_phrases_are_read_into_claims(phrase: str, kind: str, colours: list[str], extra: dict) -> None:
+    info = analyse_phrase(phrase)
+    assert info.kind == kind
+    assert [c.name for c in info.colours] == colours
+    for key, value in extra.items():
+        assert getattr(info, key) == value, key
+
+
+def test_modifier_without_compound_name_is_kept() -> None:
+    (term,) = analyse_phrase("a light green strap").colours
+    assert (term.name, term.modifier) == ("green", "light")
+    (term,) = analyse_phrase("light blue").colours
+    assert (term.name, term.modifier) == ("light blue", "")
+
+
+def test_description_is_split_into_clauses_keeping_colour_pairs() -> None:
+    clauses = split_clauses(
+        "a light blue straw sun hat featuring a brown brim, a teal band around it, purple polka dots and no "
+        "logo on the front"
+    )
+    assert clauses == [
+        "a light blue straw sun hat",
+        "a brown brim",
+        "a teal band around it",
+        "purple polka dots",
+        "no logo on the front",
+    ]
+    assert split_clauses(
+        'a white mug with black and white stripes and the word "SALT AND PEPPER" in red'
+    ) == [
+        "a white mug",
+        "black and white stripes",
+        'the word "SALT AND PEPPER" in red',
+    ]
+
+
+def test_attribute_name_can_mark_a_part() -> None:
+    info = analyse_phrase("brown")
+    assert is_main_colour_claim(info, "body_color")
+    assert not is_main_colour_claim(info, "brim_color")
+    assert not is_main_colour_claim(analyse_phrase("a brown brim"), "color")
+
+
+@pytest.mark.parametrize(
+    "phrase", ["x" * 10_000, "🎩 ünïcödé «ÉCRIT» — 日本語の帽子", "", "\x00\x01", '"' * 50]
+)
+def test_odd_phrases_do_not_raise(phrase: str) -> None:
+    info = analyse_phrase(phrase)
+    assert info.kind in {"unknown", "text", "colour"}
+    split_clauses(phrase)
