@@ -21,6 +21,11 @@ def _start_peers(node_process, ros_executor):
     verify = ActionClient(node, VerifyInstance, "verify_instance")
     assert move.wait_for_server(timeout_sec=20.0), peers.output()
     assert verify.wait_for_server(timeout_sec=20.0), peers.output()
+    # Feedback is a volatile topic: it only reaches us once discovery has matched its publisher, which
+    # under load can trail the goal services the wait above checks.
+    for action in ("move_to_sector", "verify_instance"):
+        topic = f"/{action}/_action/feedback"
+        wait_until(lambda topic=topic: node.count_publishers(topic) >= 1, f"feedback publisher of {action}")
     return peers, move, verify
 
 

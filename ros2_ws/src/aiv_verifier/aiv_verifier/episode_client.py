@@ -65,6 +65,7 @@ class RosEpisodeClient:
         self.verify_client = ActionClient(node, VerifyInstance, verify_action)
         self.server_wait_s = server_wait_s
         self.start_timeout_s = start_timeout_s
+        self.start_attempts = 3
         self.verdict_timeout_s = verdict_timeout_s
 
     def wait_for_servers(self, timeout_s: float | None = None) -> None:
@@ -79,12 +80,19 @@ class RosEpisodeClient:
     def start(self, request: EpisodeRequest) -> StartEpisode.Response:
         """Load an episode on the simulator (its start view gets published) without verifying it."""
         self.wait_for_servers()
-        start_future = self.start_client.call_async(
-            StartEpisode.Request(index=int(request.index), episode_key=request.episode_key)
-        )
-        if not _wait(start_future, self.start_timeout_s):
+        # A service reply is dropped when the server has not yet discovered our reply reader (rmw reports
+        # "failed to send response"); StartEpisode is idempotent, so asking again is safe.
+        start_future = None
+        for _attempt in range(self.start_attempts):
+            start_future = self.start_client.call_async(
+                StartEpisode.Request(index=int(request.index), episode_key=request.episode_key)
+            )
+            if _wait(start_future, self.start_timeout_s / self.start_attempts):
+                break
+        else:
             raise EpisodeInfrastructureError(
-                f"StartEpisode({request.index}) got no reply in {self.start_timeout_s} s"
+                f"StartEpisode({request.index}) got no reply in {self.start_attempts} tries "
+                f"over {self.start_timeout_s} s"
             )
         start = start_future.result()
         if start is None or not start.success:
