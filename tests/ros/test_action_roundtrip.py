@@ -6,6 +6,7 @@ from pathlib import Path
 
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import AttributeState, Verdict
+from aiv_verifier.episode_client import warm_up_verifier
 from rclpy.action import ActionClient
 from support.ros_harness import python_node_argv, wait_until
 
@@ -26,6 +27,7 @@ def _start_peers(node_process, ros_executor):
     for action in ("move_to_sector", "verify_instance"):
         topic = f"/{action}/_action/feedback"
         wait_until(lambda topic=topic: node.count_publishers(topic) >= 1, f"feedback publisher of {action}")
+    warm_up_verifier(verify, attempts=10, wait_s=2.0)  # goal replies can be lost right after discovery
     return peers, move, verify
 
 

@@ -18,7 +18,7 @@ from aiv_offline_sim.episode_service import pair_key
 from aiv_verifier.agent.env_driver import run_env_episode
 from aiv_verifier.agent.factory import AgentFactory
 from aiv_verifier.config_schema import nested_config
-from aiv_verifier.episode_client import EpisodeRequest, RosEpisodeClient
+from aiv_verifier.episode_client import EpisodeRequest, RosEpisodeClient, warm_up_verifier
 from aiv_verifier.ros_messages import decision_code, decision_from_code
 from rclpy.action import ActionClient, ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -147,6 +147,7 @@ class GoalSender:
 
     def send(self, **fields) -> Verdict:
         assert self.client.wait_for_server(timeout_sec=30.0)
+        warm_up_verifier(self.client, attempts=10, wait_s=2.0)
         handle = self.executor.run(
             self.client.send_goal_async(VerifyInstance.Goal(**fields)), "goal accepted"
         )

@@ -47,6 +47,21 @@ def _wait(future, timeout_s: float) -> bool:
     return done.wait(timeout_s)
 
 
+def warm_up_verifier(client: ActionClient, *, attempts: int, wait_s: float) -> None:
+    """Make sure goal replies reach us before sending a real goal.
+
+    Right after discovery a server can receive our goal before it has matched our reply reader; rmw then drops
+    the reply ("failed to send response") and, for a real goal, we would never learn that it was accepted. A
+    goal without descriptions is refused at once and costs nothing, so it is safe to repeat until one reply
+    comes back.
+    """
+    for _attempt in range(attempts):
+        future = client.send_goal_async(VerifyInstance.Goal(request_id="aiv-warm-up"))
+        if _wait(future, wait_s):
+            return
+    raise EpisodeInfrastructureError(f"the verifier never answered a goal in {attempts} tries")
+
+
 class RosEpisodeClient:
     """Runs episodes through a simulator and a verifier reachable from ``node`` (which someone spins)."""
 
@@ -66,6 +81,7 @@ class RosEpisodeClient:
         self.server_wait_s = server_wait_s
         self.start_timeout_s = start_timeout_s
         self.start_attempts = 3
+        self._warmed_up = False
         self.verdict_timeout_s = verdict_timeout_s
 
     def wait_for_servers(self, timeout_s: float | None = None) -> None:
@@ -76,6 +92,9 @@ class RosEpisodeClient:
             )
         if not self.verify_client.wait_for_server(timeout_sec=timeout):
             raise EpisodeInfrastructureError("verifier action server not available")
+        if not self._warmed_up:
+            warm_up_verifier(self.verify_client, attempts=5, wait_s=max(1.0, timeout / 5))
+            self._warmed_up = True
 
     def start(self, request: EpisodeRequest) -> StartEpisode.Response:
         """Load an episode on the simulator (its start view gets published) without verifying it."""
