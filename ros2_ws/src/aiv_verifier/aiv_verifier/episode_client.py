@@ -41,7 +41,8 @@ class EpisodeRun:
     feedback: list[StepReport] = field(default_factory=list)
 
 
-def _wait(future, timeout_s: float) -> bool:
+def wait_for_future(future, timeout_s: float) -> bool:
+    """Block until an rclpy future completes (someone else spins) or the timeout passes; True if done."""
     done = threading.Event()
     future.add_done_callback(lambda _future: done.set())
     return done.wait(timeout_s)
@@ -57,7 +58,7 @@ def warm_up_verifier(client: ActionClient, *, attempts: int, wait_s: float) -> N
     """
     for _attempt in range(attempts):
         future = client.send_goal_async(VerifyInstance.Goal(request_id="aiv-warm-up"))
-        if _wait(future, wait_s):
+        if wait_for_future(future, wait_s):
             return
     raise EpisodeInfrastructureError(f"the verifier never answered a goal in {attempts} tries")
 
@@ -106,7 +107,7 @@ class RosEpisodeClient:
             start_future = self.start_client.call_async(
                 StartEpisode.Request(index=int(request.index), episode_key=request.episode_key)
             )
-            if _wait(start_future, self.start_timeout_s / self.start_attempts):
+            if wait_for_future(start_future, self.start_timeout_s / self.start_attempts):
                 break
         else:
             raise EpisodeInfrastructureError(
@@ -136,13 +137,13 @@ class RosEpisodeClient:
         goal_future = self.verify_client.send_goal_async(
             goal, feedback_callback=lambda msg: feedback.append(msg.feedback.step)
         )
-        if not _wait(goal_future, self.start_timeout_s):
+        if not wait_for_future(goal_future, self.start_timeout_s):
             raise EpisodeInfrastructureError("the verifier did not acknowledge the goal")
         handle = goal_future.result()
         if handle is None or not handle.accepted:
             raise EpisodeInfrastructureError("the verifier refused the goal")
         result_future = handle.get_result_async()
-        if not _wait(result_future, self.verdict_timeout_s):
+        if not wait_for_future(result_future, self.verdict_timeout_s):
             handle.cancel_goal_async()
             raise EpisodeInfrastructureError(f"no verdict within {self.verdict_timeout_s} s")
         response = result_future.result()

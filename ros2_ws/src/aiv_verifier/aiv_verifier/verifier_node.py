@@ -40,6 +40,7 @@ from .agent.trace import EpisodeTrace, MoveResult, summarize
 from .config_schema import config_parameter_defaults, nested_config
 from .debug_view import compose_debug_view
 from .detection.base import BoxMode
+from .episode_client import wait_for_future
 from .frame_cache import FrameCache, FrameTimeout
 from .ros_messages import (
     detections_from_message,
@@ -346,13 +347,13 @@ class VerifierNode(Node):
         if not self.move_client.wait_for_server(timeout_sec=self.move_server_wait_s):
             return None, f"no MoveToSector server within {self.move_server_wait_s:.1f} s"
         goal_future = self.move_client.send_goal_async(MoveToSector.Goal(direction=direction))
-        if not _wait_future(goal_future, self.move_timeout_s):
+        if not wait_for_future(goal_future, self.move_timeout_s):
             return None, f"the move goal was not acknowledged within {self.move_timeout_s:.1f} s"
         handle = goal_future.result()
         if handle is None or not handle.accepted:
             return None, "the move goal was rejected by the server"
         result_future = handle.get_result_async()
-        if not _wait_future(result_future, self.move_timeout_s):
+        if not wait_for_future(result_future, self.move_timeout_s):
             handle.cancel_goal_async()
             return None, f"no move result within {self.move_timeout_s:.1f} s"
         response = result_future.result()
@@ -422,12 +423,6 @@ class VerifierNode(Node):
         array = DiagnosticArray(status=[status])
         array.header.stamp = self._now()
         self.diagnostics_pub.publish(array)
-
-
-def _wait_future(future, timeout_s: float) -> bool:
-    done = threading.Event()
-    future.add_done_callback(lambda _future: done.set())
-    return done.wait(timeout_s)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -43,6 +43,20 @@ def _count_vote(states: dict[str, AttributeState]) -> tuple[int, int, int]:
     return matched, contradicted, missing
 
 
+def _vote_debug(fusion: str, evidence: str, states: dict[str, AttributeState], rule: str) -> dict[str, Any]:
+    """The debug record every counting fusion logs: which evidence, the counts, per-attribute states, the rule."""
+    matched, contradicted, missing = _count_vote(states)
+    return {
+        "fusion": fusion,
+        "evidence": evidence,
+        "n_matched": matched,
+        "n_contradicted": contradicted,
+        "n_missing": missing,
+        "per_attribute": {name: state.value for name, state in states.items()},
+        "rule": rule,
+    }
+
+
 class AttributeMajorityFusion:
     """The paper's reported multi-view fusion: count raw per-attribute decisions, Missing abstains.
 
@@ -55,25 +69,14 @@ class AttributeMajorityFusion:
 
     def fuse(self, tracker: AttributeStateTracker) -> FusionResult:
         decisions = {name: tracker.final_decision(name) for name in tracker.attribute_names}
-        matched, contradicted, missing = _count_vote(decisions)
+        matched, contradicted, _ = _count_vote(decisions)
         if matched > contradicted:
             decision, rule = Decision.YES, "more attributes matched than contradicted"
         elif contradicted > matched:
             decision, rule = Decision.NO, "more attributes contradicted than matched"
         else:
             decision, rule = Decision.NO, "tie between matched and contradicted attributes counts as No"
-        return FusionResult(
-            decision,
-            {
-                "fusion": self.name,
-                "evidence": "raw vote decisions",
-                "n_matched": matched,
-                "n_contradicted": contradicted,
-                "n_missing": missing,
-                "per_attribute": {name: state.value for name, state in decisions.items()},
-                "rule": rule,
-            },
-        )
+        return FusionResult(decision, _vote_debug(self.name, "raw vote decisions", decisions, rule))
 
 
 class MajorityFusion:
@@ -84,7 +87,7 @@ class MajorityFusion:
 
     def fuse(self, tracker: AttributeStateTracker) -> FusionResult:
         states = {name: tracker.reconciled_state(name) for name in tracker.attribute_names}
-        matched, contradicted, missing = _count_vote(states)
+        matched, contradicted, _ = _count_vote(states)
         if matched > contradicted:
             decision, rule = Decision.YES, "more attributes matched than contradicted"
         else:
@@ -92,18 +95,7 @@ class MajorityFusion:
                 Decision.NO,
                 "no strict majority of matched attributes (ties and all-missing are No)",
             )
-        return FusionResult(
-            decision,
-            {
-                "fusion": self.name,
-                "evidence": "reconciled states",
-                "n_matched": matched,
-                "n_contradicted": contradicted,
-                "n_missing": missing,
-                "per_attribute": {name: state.value for name, state in states.items()},
-                "rule": rule,
-            },
-        )
+        return FusionResult(decision, _vote_debug(self.name, "reconciled states", states, rule))
 
 
 class VetoFusion:
@@ -121,25 +113,14 @@ class VetoFusion:
 
     def fuse(self, tracker: AttributeStateTracker) -> FusionResult:
         decisions = {name: tracker.final_decision(name) for name in tracker.attribute_names}
-        matched, contradicted, missing = _count_vote(decisions)
+        matched, contradicted, _ = _count_vote(decisions)
         if contradicted:
             decision, rule = Decision.NO, "at least one attribute is contradicted"
         elif matched:
             decision, rule = Decision.YES, "no attribute contradicted and at least one matched"
         else:
             decision, rule = Decision.NO, "nothing decisive seen counts as No"
-        return FusionResult(
-            decision,
-            {
-                "fusion": self.name,
-                "evidence": "raw vote decisions",
-                "n_matched": matched,
-                "n_contradicted": contradicted,
-                "n_missing": missing,
-                "per_attribute": {name: state.value for name, state in decisions.items()},
-                "rule": rule,
-            },
-        )
+        return FusionResult(decision, _vote_debug(self.name, "raw vote decisions", decisions, rule))
 
 
 _FUSION_REGISTRY: dict[str, Callable[[], FusionStrategy]] = {}

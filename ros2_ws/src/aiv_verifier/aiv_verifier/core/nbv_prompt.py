@@ -81,17 +81,17 @@ def attribute_statuses(
     )
 
 
-def load_prompt_template(path: str | Path) -> str:
-    """Read a template file, failing with a message that names the file."""
+def load_prompt_template(path: str | Path, stage: str = "navigation") -> str:
+    """Read a template file, failing with a message that names the file and the prompt's ``stage``."""
     template_path = Path(path)
     if not template_path.is_file():
-        raise FileNotFoundError(f"navigation prompt template not found: {template_path}")
+        raise FileNotFoundError(f"{stage} prompt template not found: {template_path}")
     try:
         text = template_path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
-        raise ValueError(f"navigation prompt template {template_path} is not valid UTF-8: {error}") from error
+        raise ValueError(f"{stage} prompt template {template_path} is not valid UTF-8: {error}") from error
     if not text.strip():
-        raise ValueError(f"navigation prompt template {template_path} is empty")
+        raise ValueError(f"{stage} prompt template {template_path} is empty")
     return text
 
 

@@ -29,6 +29,8 @@ from itertools import pairwise
 from types import MappingProxyType
 from typing import Any
 
+from ..core.types import RELATIVE_DIRECTIONS, SECTOR_COUNT, AttributeState
+
 FLOAT_DECIMALS = 4
 """Decimals kept for every float in a record (confidences, vote sums)."""
 
@@ -44,17 +46,7 @@ FAILED_MOVE_OUTCOMES: frozenset[str] = frozenset({"unreachable", "already_visite
 """Outcomes that the reference env reports as ``navigation_failed`` (spec §3.7: the agent stays; a request for
 an already-visited sector is also "unreachable"). A move the sim refused is counted the same way."""
 OBSERVED_ANSWERS: tuple[str, ...] = ("Yes", "No", "Unsure", "")
-ATTRIBUTE_STATES: tuple[str, ...] = ("Matched", "Contradictory", "Missing")
-SECTOR_COUNT = 6
-RELATIVE_DIRECTIONS: tuple[str, ...] = (
-    "front",
-    "front-left",
-    "back-left",
-    "back",
-    "back-right",
-    "front-right",
-)
-"""Virtual-index offsets 0..5 of the relative move names (spec §3.6)."""
+ATTRIBUTE_STATES: tuple[str, ...] = tuple(state.value for state in AttributeState)
 
 
 class RecordError(ValueError):

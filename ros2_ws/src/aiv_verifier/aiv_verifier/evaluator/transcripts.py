@@ -11,16 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..agent.trace import EpisodeTrace, MoveResult
-from ..core.types import AttributeState
 from ..evaluation.records import AttributeObservation, TranscriptStep
 
 _OUTCOMES = {
     result.value: ("none" if result is MoveResult.DECIDED else result.value) for result in MoveResult
-}
-_STATE_NAMES = {
-    0: AttributeState.MISSING.value,
-    1: AttributeState.MATCHED.value,
-    2: AttributeState.CONTRADICTED.value,
 }
 
 
@@ -67,6 +61,8 @@ def transcript_from_reports(
     """From ``Verdict.transcript`` (aiv_interfaces/StepReport messages)."""
     from aiv_interfaces.msg import StepReport
 
+    from ..ros_messages import STATES_BY_CODE
+
     steps = []
     for position, report in enumerate(reports):
         deciding = report.action == StepReport.ACTION_DECIDE
@@ -89,8 +85,8 @@ def transcript_from_reports(
                         name=item.name,
                         expected=item.evidence_phrase,
                         observed=item.last_answer,
-                        state=_STATE_NAMES[int(item.state)],
-                        reconciled_state=_STATE_NAMES[int(item.reconciled_state)],
+                        state=STATES_BY_CODE[int(item.state)].value,
+                        reconciled_state=STATES_BY_CODE[int(item.reconciled_state)].value,
                         votes_matched=float(item.votes_matched),
                         votes_contradicted=float(item.votes_contradicted),
                     )

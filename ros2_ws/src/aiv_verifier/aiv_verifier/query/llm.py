@@ -34,6 +34,7 @@ from pathlib import Path
 
 from aiv_offline_sim.dataset.constants import CATEGORIES
 
+from ..core.nbv_prompt import load_prompt_template
 from ..core.types import ATTRIBUTE_TYPES, Attribute, LanguageModel
 from .common import is_unusable_evidence, rename_duplicates
 
@@ -59,20 +60,6 @@ POLICY_FALLBACKS: Mapping[str, str] = {"exact": "bag", "case_insensitive": "obje
 """The reference's fallback per matching policy (spec §5.2, §10 item 17)."""
 
 DEFAULT_MAX_ATTRS = 8
-
-
-def load_prompt_template(path: str | Path, stage: str = "query") -> str:
-    """Read a template file, failing with a message that names the file."""
-    template_path = Path(path)
-    if not template_path.is_file():
-        raise FileNotFoundError(f"{stage} prompt template not found: {template_path}")
-    try:
-        text = template_path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{stage} prompt template {template_path} is not valid UTF-8: {error}") from error
-    if not text.strip():
-        raise ValueError(f"{stage} prompt template {template_path} is empty")
-    return text
 
 
 def default_prompt_path(stage: str) -> Path:
