@@ -33,7 +33,7 @@ def _spec(tmp_path: Path, root: Path, name: str, *overrides: str) -> EvalSpec:
 
 
 def test_oracle_run_writes_records_and_metrics(tmp_path: Path, micro_root: Path) -> None:
-    run_dir = run_in_process(_spec(tmp_path, micro_root, "a"))
+    run_dir = run_in_process(_spec(tmp_path, micro_root, "a")).run_dir
     lines = (run_dir / "results.jsonl").read_text().splitlines()
     records = [json.loads(line) for line in lines]
     assert len(records) == 12 and len({r["episode_key"] for r in records}) == 12
@@ -51,8 +51,8 @@ def test_oracle_run_writes_records_and_metrics(tmp_path: Path, micro_root: Path)
 def test_same_configuration_gives_identical_results_and_resume_completes_a_killed_run(
     tmp_path: Path, micro_root: Path
 ) -> None:
-    first = run_in_process(_spec(tmp_path, micro_root, "a", "evaluator.save_crops=false"))
-    second = run_in_process(_spec(tmp_path, micro_root, "b", "evaluator.save_crops=false"))
+    first = run_in_process(_spec(tmp_path, micro_root, "a", "evaluator.save_crops=false")).run_dir
+    second = run_in_process(_spec(tmp_path, micro_root, "b", "evaluator.save_crops=false")).run_dir
     full = (first / "results.jsonl").read_bytes()
     assert full == (second / "results.jsonl").read_bytes()
     # Simulate a kill: keep 5 records and half of the sixth line, then resume.
@@ -86,6 +86,7 @@ def test_cli_sweep_and_bad_overrides(tmp_path: Path, micro_root: Path, capsys) -
     code = aiv_eval([
         "run", str(params), "--dataset", str(micro_root), "--set", "evaluator.slice_end=4",
         "--set", "evaluator.save_crops=false", "--sweep", "verifier.agent.nbv=random,farthest", "--report",
+        "--mode", "inprocess",
     ])  # fmt: skip
     assert code == 0
     for name in ("nbv-random", "nbv-farthest"):

@@ -69,3 +69,19 @@ def test_launch_description_builds(path):  # pragma: no cover - runs only where 
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.generate_launch_description().entities
+
+
+def test_offline_eval_launch_gives_every_node_a_section_of_the_installed_params_file():
+    """The three nodes it starts find their parameters in the default file, which aiv-eval reads too."""
+    from aiv_verifier.evaluator.spec import EvalSpec
+
+    path = REPO_ROOT / "launch" / "offline_eval.launch.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names = {_keyword(call, "name"): call for call in _calls(tree, "Node")}
+    assert set(names) == {"offline_sim", "verifier", "evaluator"}
+    params = INSTALL / "aiv_verifier" / "share" / "aiv_verifier" / "config" / "offline_eval.yaml"
+    spec = EvalSpec.load(params)  # unknown nodes or parameters would raise
+    assert spec.config_info()["agent_type"] == "aiv:classical" and spec.config_info()["nbv_type"] == "farthest"
+    for name in ("offline_sim", "verifier"):
+        respawn = [k for k in names[name].keywords if k.arg == "respawn"]
+        assert respawn and respawn[0].value.value is True, f"{name} is not respawned"

@@ -11,6 +11,8 @@ message naming the step, which the evaluator records as an infrastructure failur
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aiv_interfaces.action import VerifyInstance
@@ -22,6 +24,14 @@ from rclpy.node import Node
 
 class EpisodeInfrastructureError(RuntimeError):
     """The episode could not be run for reasons that say nothing about the agent's answer."""
+
+
+class ServersUnavailableError(EpisodeInfrastructureError):
+    """The simulator or the verifier is not there at all (not started, or crashed and not back in time)."""
+
+
+class ServerLostError(EpisodeInfrastructureError):
+    """A server disappeared from the graph while it was working on our request."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +58,27 @@ def wait_for_future(future, timeout_s: float) -> bool:
     return done.wait(timeout_s)
 
 
+#: How often a long wait checks that its server is still in the graph.
+LIVENESS_CHECK_S = 0.5
+
+
+def wait_for_future_while(future, timeout_s: float, alive: Callable[[], bool], what: str) -> bool:
+    """Like :func:`wait_for_future`, but raise :class:`ServerLostError` once ``alive()`` turns false.
+
+    A crashed peer never answers; without this a caller would sit out its whole timeout (minutes for a verdict)
+    before learning what DDS already knows once the peer's participant lease runs out.
+    """
+    done = threading.Event()
+    future.add_done_callback(lambda _future: done.set())
+    deadline = time.monotonic() + timeout_s
+    while not done.wait(min(LIVENESS_CHECK_S, max(0.0, deadline - time.monotonic()))):
+        if time.monotonic() >= deadline:
+            return False
+        if not alive() and not done.is_set():
+            raise ServerLostError(f"{what} disappeared from the ROS graph while we waited for it")
+    return True
+
+
 def warm_up_verifier(client: ActionClient, *, attempts: int, wait_s: float) -> None:
     """Make sure goal replies reach us before sending a real goal.
 
@@ -63,6 +94,23 @@ def warm_up_verifier(client: ActionClient, *, attempts: int, wait_s: float) -> N
     raise EpisodeInfrastructureError(f"the verifier never answered a goal in {attempts} tries")
 
 
+def action_server_watch(node: Node, action_name: str) -> Callable[[], bool]:
+    """A predicate that stays true while one of the action servers present *now* is still in the graph.
+
+    Servers are told apart by the endpoint GIDs of their goal-status publishers, so a server that crashed and
+    was restarted under the same name counts as gone (the new instance knows nothing of our goal) once the
+    dead one's participant lease runs out. With no server visible yet the predicate is always true and the
+    caller's timeout decides.
+    """
+    topic = f"{node.resolve_topic_name(action_name)}/_action/status"
+
+    def gids() -> frozenset[bytes]:
+        return frozenset(bytes(info.endpoint_gid) for info in node.get_publishers_info_by_topic(topic))
+
+    present = gids()
+    return lambda: not present or bool(present & gids())
+
+
 class RosEpisodeClient:
     """Runs episodes through a simulator and a verifier reachable from ``node`` (which someone spins)."""
 
@@ -73,11 +121,12 @@ class RosEpisodeClient:
         start_service: str = "start_episode",
         verify_action: str = "verify_instance",
         server_wait_s: float = 10.0,
-        start_timeout_s: float = 30.0,
+        start_timeout_s: float = 15.0,
         verdict_timeout_s: float = 300.0,
     ) -> None:
         self.node = node
         self.start_client = node.create_client(StartEpisode, start_service)
+        self.verify_action = verify_action
         self.verify_client = ActionClient(node, VerifyInstance, verify_action)
         self.server_wait_s = server_wait_s
         self.start_timeout_s = start_timeout_s
@@ -87,12 +136,15 @@ class RosEpisodeClient:
 
     def wait_for_servers(self, timeout_s: float | None = None) -> None:
         timeout = self.server_wait_s if timeout_s is None else timeout_s
+        if not self.start_client.service_is_ready() or not self.verify_client.server_is_ready():
+            # A server that left (crash, restart) must prove again that its replies reach us.
+            self._warmed_up = False
         if not self.start_client.wait_for_service(timeout_sec=timeout):
-            raise EpisodeInfrastructureError(
-                f"simulator service {self.start_client.srv_name!r} not available"
+            raise ServersUnavailableError(
+                f"simulator service {self.start_client.srv_name!r} not available after {timeout:.0f} s"
             )
         if not self.verify_client.wait_for_server(timeout_sec=timeout):
-            raise EpisodeInfrastructureError("verifier action server not available")
+            raise ServersUnavailableError(f"verifier action server not available after {timeout:.0f} s")
         if not self._warmed_up:
             warm_up_verifier(self.verify_client, attempts=5, wait_s=max(1.0, timeout / 5))
             self._warmed_up = True
@@ -107,7 +159,12 @@ class RosEpisodeClient:
             start_future = self.start_client.call_async(
                 StartEpisode.Request(index=int(request.index), episode_key=request.episode_key)
             )
-            if wait_for_future(start_future, self.start_timeout_s / self.start_attempts):
+            if wait_for_future_while(
+                start_future,
+                self.start_timeout_s / self.start_attempts,
+                self.start_client.service_is_ready,
+                "the simulator",
+            ):
                 break
         else:
             raise EpisodeInfrastructureError(
@@ -134,16 +191,17 @@ class RosEpisodeClient:
             start_stamp=start.frame_stamp,
             start_sector=int(start.start_sector),
         )
+        server_alive = action_server_watch(self.node, self.verify_action)
         goal_future = self.verify_client.send_goal_async(
             goal, feedback_callback=lambda msg: feedback.append(msg.feedback.step)
         )
-        if not wait_for_future(goal_future, self.start_timeout_s):
+        if not wait_for_future_while(goal_future, self.start_timeout_s, server_alive, "the verifier"):
             raise EpisodeInfrastructureError("the verifier did not acknowledge the goal")
         handle = goal_future.result()
         if handle is None or not handle.accepted:
             raise EpisodeInfrastructureError("the verifier refused the goal")
         result_future = handle.get_result_async()
-        if not wait_for_future(result_future, self.verdict_timeout_s):
+        if not wait_for_future_while(result_future, self.verdict_timeout_s, server_alive, "the verifier"):
             handle.cancel_goal_async()
             raise EpisodeInfrastructureError(f"no verdict within {self.verdict_timeout_s} s")
         response = result_future.result()

@@ -40,7 +40,7 @@ from .agent.trace import EpisodeTrace, MoveResult, summarize
 from .config_schema import config_parameter_defaults, nested_config
 from .debug_view import compose_debug_view
 from .detection.base import BoxMode
-from .episode_client import wait_for_future
+from .episode_client import ServerLostError, action_server_watch, wait_for_future_while
 from .frame_cache import FrameCache, FrameTimeout
 from .ros_messages import (
     detections_from_message,
@@ -103,7 +103,7 @@ class VerifierNode(Node):
         detections_topic = self.declare_parameter("detections_topic", "detections").value
         verdict_topic = self.declare_parameter("verdict_topic", "verifier/verdict").value
         debug_topic = self.declare_parameter("debug_image_topic", "verifier/debug_image").value
-        move_action = self.declare_parameter("move_action", "move_to_sector").value
+        move_action = self.move_action = str(self.declare_parameter("move_action", "move_to_sector").value)
         verify_action = self.declare_parameter("verify_action", "verify_instance").value
         self.move_timeout_s = float(self.declare_parameter("move_timeout_s", 10.0).value)
         self.move_server_wait_s = float(self.declare_parameter("move_server_wait_s", 5.0).value)
@@ -346,16 +346,20 @@ class VerifierNode(Node):
     def _move(self, direction: str) -> tuple[MoveToSector.Result | None, str]:
         if not self.move_client.wait_for_server(timeout_sec=self.move_server_wait_s):
             return None, f"no MoveToSector server within {self.move_server_wait_s:.1f} s"
+        server_alive = action_server_watch(self, self.move_action)
         goal_future = self.move_client.send_goal_async(MoveToSector.Goal(direction=direction))
-        if not wait_for_future(goal_future, self.move_timeout_s):
-            return None, f"the move goal was not acknowledged within {self.move_timeout_s:.1f} s"
-        handle = goal_future.result()
-        if handle is None or not handle.accepted:
-            return None, "the move goal was rejected by the server"
-        result_future = handle.get_result_async()
-        if not wait_for_future(result_future, self.move_timeout_s):
-            handle.cancel_goal_async()
-            return None, f"no move result within {self.move_timeout_s:.1f} s"
+        try:
+            if not wait_for_future_while(goal_future, self.move_timeout_s, server_alive, "the move server"):
+                return None, f"the move goal was not acknowledged within {self.move_timeout_s:.1f} s"
+            handle = goal_future.result()
+            if handle is None or not handle.accepted:
+                return None, "the move goal was rejected by the server"
+            result_future = handle.get_result_async()
+            if not wait_for_future_while(result_future, self.move_timeout_s, server_alive, "the move server"):
+                handle.cancel_goal_async()
+                return None, f"no move result within {self.move_timeout_s:.1f} s"
+        except ServerLostError as error:
+            return None, str(error)
         response = result_future.result()
         if response is None:
             return None, "the move server returned no result"

@@ -1,9 +1,11 @@
 """``aiv-eval``: run evaluations and analyse runs.
 
 ``aiv-eval run PARAMS.yaml [--dataset DIR] [--set node.param=value ...] [--sweep node.param=a,b ...]``
-evaluates the configuration in-process (``--mode inprocess``, the only mode so far; the ROS mode arrives with
-the evaluator node). A sweep runs every combination of the listed values into ``<run_dir>/<name>``
-sub-directories. ``metrics``, ``compare``, ``table`` and ``report`` analyse finished runs.
+evaluates the configuration over ROS (``--mode ros``, the default: simulator, verifier and evaluator node
+processes with one params file) or in-process (``--mode inprocess``: the same agent and environment without
+ROS, for fast sweeps); both write the same records. A sweep runs every combination of the listed values into
+``<run_dir>/<name>`` sub-directories. ``metrics``, ``compare``, ``table`` and ``report`` analyse finished runs;
+``bench`` measures the ROS path against the in-process path.
 """
 
 from __future__ import annotations
@@ -28,9 +30,25 @@ def _sweep_axes(items: Sequence[str]) -> list[tuple[str, list[str]]]:
     return axes
 
 
+def _run_one(spec: EvalSpec, mode: str) -> tuple[Path, bool]:
+    """Run one configuration; returns the run dir and whether every episode got an answer."""
+    if mode == "inprocess":
+        from .in_process import run_in_process
+
+        outcome = run_in_process(spec)
+        return outcome.run_dir, outcome.complete
+    from .ros_mode import RosEvaluation
+
+    result = RosEvaluation(spec).run()
+    print(
+        f"[aiv-eval] ROS run finished in {result.wall_s:.1f} s, evaluator exit code {result.evaluator_exit_code}; "
+        f"node logs in {result.run_dir / 'logs'}"
+    )
+    return result.run_dir, result.evaluator_exit_code == 0
+
+
 def _run(args: argparse.Namespace) -> int:
     from ..evaluation import write_report
-    from .in_process import run_in_process
 
     base_overrides = list(args.set or [])
     axes = _sweep_axes(args.sweep or [])
@@ -38,6 +56,7 @@ def _run(args: argparse.Namespace) -> int:
         itertools.product(*[[(name, value) for value in values] for name, values in axes])
     ) or [()]
     run_dirs = []
+    all_complete = True
     for combination in combinations:
         overrides = base_overrides + [f"{name}={value}" for name, value in combination]
         spec = EvalSpec.load(args.params, overrides)
@@ -47,12 +66,24 @@ def _run(args: argparse.Namespace) -> int:
             suffix = "_".join(f"{name.rsplit('.', 1)[-1]}-{value}" for name, value in combination)
             spec.evaluator["run_dir"] = str(Path(str(spec.evaluator["run_dir"])) / suffix)
             spec.evaluator["run_name"] = suffix
-        run_dirs.append(run_in_process(spec))
-        print(f"run written to {run_dirs[-1]}")
+        run_dir, complete = _run_one(spec, args.mode)
+        run_dirs.append(run_dir)
+        all_complete = all_complete and complete
+        print(f"run written to {run_dir}")
+        if args.table:
+            _print_table([run_dir])
     if args.report:
         write_report(run_dirs)
         print(f"report: {run_dirs[0] / 'report.html'}")
-    return 0
+    if len(run_dirs) > 1 and args.table:
+        _print_table(run_dirs)
+    return 0 if all_complete else 1
+
+
+def _print_table(run_dirs: Sequence[Path]) -> None:
+    from ..evaluation import format_runs_table_markdown, load_run, runs_table_rows
+
+    print(format_runs_table_markdown(runs_table_rows([load_run(run_dir) for run_dir in run_dirs])))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,7 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dataset", help="dataset root for every node (overrides the YAML)")
     run.add_argument("--set", action="append", metavar="NODE.PARAM=VALUE", help="override one parameter")
     run.add_argument("--sweep", action="append", metavar="NODE.PARAM=A,B", help="run every listed value")
-    run.add_argument("--mode", choices=("inprocess",), default="inprocess")
+    run.add_argument(
+        "--mode",
+        choices=("ros", "inprocess"),
+        default="ros",
+        help="ros: three node processes over DDS (default); inprocess: same agent, no ROS",
+    )
+    run.add_argument("--table", action="store_true", help="print the metrics table of each run")
     run.add_argument("--report", action="store_true", help="write report.md / report.html afterwards")
     run.set_defaults(func=_run)
     add_analysis_subcommands(sub)

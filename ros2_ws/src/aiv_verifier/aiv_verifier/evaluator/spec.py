@@ -7,7 +7,6 @@ node.param=value`` overrides apply to both the same way, which is what lets the 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,8 @@ from typing import Any
 import yaml
 
 from ..config_schema import config_parameter_defaults, nested_config
+from ..evaluation import RunConfig
+from . import identity
 
 NODES = ("offline_sim", "verifier", "evaluator")
 SIM_DEFAULTS: dict[str, Any] = {
@@ -36,6 +37,13 @@ EVALUATOR_DEFAULTS: dict[str, Any] = {
     "save_crops": True,
     "unsure_as_negative": True,
     "episode_timeout_s": 300.0,
+    "server_wait_s": 60.0,
+    "write_report": True,
+    "dataset_root": "",
+    "simulator_node": "offline_sim",
+    "verifier_node": "verifier",
+    "start_episode_service": "start_episode",
+    "verify_action": "verify_instance",
 }
 
 
@@ -46,6 +54,19 @@ class SpecError(ValueError):
 def _parse_value(text: str) -> Any:
     value = yaml.safe_load(text)
     return text if isinstance(value, (dict, list)) else value
+
+
+def _typed_like(default: Any, value: Any, where: str) -> Any:
+    """A value of the declared parameter's type (a ROS node refuses an int for a double parameter)."""
+    if default is None or value is None:
+        return value
+    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(default, str) and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)  # `--set evaluator.run_name=2024` is a name, not a number
+    if isinstance(default, bool) != isinstance(value, bool) or not isinstance(value, type(default)):
+        raise SpecError(f"{where}: expected a {type(default).__name__}, got {value!r}")
+    return value
 
 
 @dataclass
@@ -91,12 +112,14 @@ class EvalSpec:
         elif node == "evaluator":
             table, known = self.evaluator, EVALUATOR_DEFAULTS
         elif node == "verifier":
+            # The verifier also has wiring parameters (topics, timeouts) that are not part of the agent.
             table, known = self.verifier, None
         else:
             raise SpecError(f"{where}: unknown node {node!r}; expected {list(NODES)}")
         if known is not None and name not in known:
             raise SpecError(f"{where}: unknown parameter {node}.{name}; known: {sorted(known)}")
-        table[name] = value
+        default = known.get(name) if known is not None else config_parameter_defaults().get(name)
+        table[name] = _typed_like(default, value, f"{where}: {node}.{name}")
 
     def set_dataset(self, root: str) -> None:
         """Point every node at one dataset (sim, evaluator labels, oracle ground truth)."""
@@ -117,40 +140,38 @@ class EvalSpec:
 
     def fingerprint_config(self) -> dict[str, Any]:
         """What identifies the run's behaviour (mode-independent, so ROS and in-process runs share run ids)."""
-        sim = {
-            key: self.sim[key] for key in ("index_file", "max_steps", "seed", "seed_policy", "view_priority")
-        }
-        return {"offline_sim": sim, "verifier": self.agent_flat()}
+        return identity.fingerprint_config(self.sim, self.agent_flat())
 
     def config_info(self) -> dict[str, Any]:
-        flat = self.agent_flat()
-        return {
-            "agent_type": f"aiv:{flat['verifier.backend']}",
-            "nbv_type": flat["agent.nbv"],
-            "fusion_type": flat["agent.fusion"],
-            "bbox_mode": flat["agent.bbox_mode"],
-            "max_steps": int(self.sim["max_steps"]),
-            "query_mode": flat["agent.query_mode"],
-        }
+        return identity.config_info(self.sim, self.agent_flat())
 
     def slice(self) -> tuple[int, int | None]:
-        start = int(self.evaluator["slice_start"])
-        end = int(self.evaluator["slice_end"])
-        return start, (None if end < 0 else end)
+        try:
+            return identity.evaluation_slice(
+                int(self.evaluator["slice_start"]), int(self.evaluator["slice_end"])
+            )
+        except ValueError as error:
+            raise SpecError(f"{self.source or 'spec'}: evaluator {error}") from error
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(str(self.evaluator["run_dir"]))
+
+    def run_config(self, code_version: str = "") -> RunConfig:
+        return identity.build_run_config(
+            sim=self.sim,
+            agent_flat=self.agent_flat(),
+            slice_=self.slice(),
+            unsure_as_negative=bool(self.evaluator["unsure_as_negative"]),
+            name=str(self.evaluator["run_name"] or self.run_dir.name),
+            code_version=code_version,
+        )
 
     def write(self, path: Path) -> None:
         """A params file with every value of this spec, for the ROS nodes (keeps overrides in one place)."""
         document = {
             "offline_sim": {"ros__parameters": dict(self.sim)},
             "verifier": {"ros__parameters": dict(self.verifier)},
-            "evaluator": {
-                "ros__parameters": {
-                    **self.evaluator,
-                    "dataset_root": self.sim["dataset_root"],
-                    "index_file": self.sim["index_file"],
-                    "fingerprint_json": json.dumps(self.fingerprint_config(), sort_keys=True),
-                    "config_info_json": json.dumps(self.config_info(), sort_keys=True),
-                }
-            },
+            "evaluator": {"ros__parameters": dict(self.evaluator)},
         }
         path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")

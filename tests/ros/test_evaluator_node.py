@@ -1,0 +1,204 @@
+"""The evaluator node with the simulator and the verifier as real processes over DDS (``aiv-eval run --mode ros``).
+
+- ROS mode and in-process mode write byte-identical ``results.jsonl`` (and the same metrics and crops);
+- a verifier and then a simulator killed mid-run are restarted, the interrupted episode is recorded as an
+  infrastructure failure and retried, and the run ends with every episode answered exactly once and the
+  metrics of an uninterrupted run;
+- a killed evaluator loses nothing: running again resumes where it stopped;
+- bad parameters, a run dir of another configuration and absent servers end the evaluator with a clear message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from aiv_verifier.evaluator.in_process import run_in_process
+from aiv_verifier.evaluator.ros_mode import ManagedNode, RosEvaluation, executable_path
+from aiv_verifier.evaluator.spec import EvalSpec
+from support.ros_harness import wait_until
+
+PARAMS = """
+offline_sim:
+  ros__parameters:
+    index_file: val/pv_index_all.jsonl
+verifier:
+  ros__parameters:
+    verifier.backend: oracle
+    agent.fusion: veto
+evaluator:
+  ros__parameters:
+    run_dir: {run_dir}
+    server_wait_s: 30.0
+"""
+ORACLE = ()
+CLASSICAL_DEFAULT = ("verifier.verifier.backend=classical", "verifier.agent.fusion=attr_majority")
+
+
+def _spec(tmp_path: Path, root: Path, name: str, *overrides: str) -> EvalSpec:
+    params = tmp_path / f"{name}.yaml"
+    params.write_text(PARAMS.format(run_dir=tmp_path / name))
+    spec = EvalSpec.load(params, overrides)
+    spec.set_dataset(str(root))
+    return spec
+
+
+def _ros(spec: EvalSpec, tmp_path: Path) -> RosEvaluation:
+    return RosEvaluation(spec, evaluator_output=tmp_path / f"{spec.run_dir.name}-evaluator.log")
+
+
+def _lines(run_dir: Path) -> list[dict]:
+    path = run_dir / "results.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _metrics(run_dir: Path) -> dict:
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    metrics.pop("wall_time_s", None)
+    return metrics
+
+
+def _without_attempts(records: list[dict]) -> list[dict]:
+    return [{key: value for key, value in record.items() if key != "attempts"} for record in records]
+
+
+def _effective_ok(records: list[dict]) -> list[dict]:
+    ok = [record for record in records if record["status"] == "ok"]
+    counts = Counter(record["episode_key"] for record in ok)
+    assert all(count == 1 for count in counts.values()), f"duplicate answers: {counts.most_common(3)}"
+    return sorted(ok, key=lambda record: record["episode_index"])
+
+
+def _log(evaluation: RosEvaluation, tmp_path: Path) -> str:
+    parts = [(tmp_path / f"{evaluation.run_dir.name}-evaluator.log")]
+    parts += [node.log_path for node in evaluation.nodes.values() if node.log_path]
+    return "\n".join(f"--- {p}\n{p.read_text(errors='replace')}" for p in parts if p and p.exists())
+
+
+@pytest.mark.parametrize(
+    ("overrides", "episodes"),
+    [(ORACLE, 12), ((*CLASSICAL_DEFAULT, "evaluator.slice_end=3"), 3)],
+    ids=["oracle-veto-all-pairs", "classical-default-3-pairs"],
+)
+def test_ros_mode_and_in_process_mode_write_identical_results(
+    tmp_path: Path, micro_root: Path, overrides: tuple[str, ...], episodes: int
+) -> None:
+    evaluation = _ros(_spec(tmp_path, micro_root, "ros", *overrides), tmp_path)
+    result = evaluation.run()
+    assert result.evaluator_exit_code == 0, _log(evaluation, tmp_path)
+    assert result.restarts == {"offline_sim": 0, "verifier": 0, "evaluator": 0}
+    assert all(peak > 10.0 for peak in result.peak_rss_mib.values()), result.peak_rss_mib
+    in_process = run_in_process(_spec(tmp_path, micro_root, "inprocess", *overrides))
+
+    ros_dir, ip_dir = result.run_dir, in_process.run_dir
+    assert len(_lines(ros_dir)) == episodes
+    assert (ros_dir / "results.jsonl").read_bytes() == (ip_dir / "results.jsonl").read_bytes()
+    assert _metrics(ros_dir) == _metrics(ip_dir)
+    run_ids = {json.loads((d / "run.json").read_text())["run_id"] for d in (ros_dir, ip_dir)}
+    assert len(run_ids) == 1  # the identity read from the running nodes equals the params file's
+    ros_crops = sorted(p.relative_to(ros_dir) for p in (ros_dir / "crops").rglob("*.jpg"))
+    assert ros_crops and ros_crops == sorted(p.relative_to(ip_dir) for p in (ip_dir / "crops").rglob("*.jpg"))
+    assert (ros_dir / "report.html").is_file()  # write_report defaults to true in the node
+
+
+def test_killed_verifier_then_simulator_are_restarted_and_every_episode_is_answered_once(
+    tmp_path: Path, micro_root: Path
+) -> None:
+    reference = run_in_process(_spec(tmp_path, micro_root, "reference", "evaluator.save_crops=false"))
+    spec = _spec(tmp_path, micro_root, "faulty", "evaluator.save_crops=false", "evaluator.max_attempts=3")
+    evaluation = _ros(spec, tmp_path)
+    outcome = {}
+    runner = threading.Thread(target=lambda: outcome.setdefault("result", evaluation.run()), daemon=True)
+    runner.start()
+    for node, after_lines in (("verifier", 3), ("offline_sim", 8)):
+        wait_until(
+            lambda n=after_lines: len(_lines(spec.run_dir)) >= n, f"{after_lines} records", timeout_s=60.0
+        )
+        evaluation.nodes[node].kill()
+    runner.join(timeout=120.0)
+    assert not runner.is_alive(), _log(evaluation, tmp_path)
+    result = outcome["result"]
+    assert result.evaluator_exit_code == 0, _log(evaluation, tmp_path)
+    assert result.restarts["verifier"] == 1 and result.restarts["offline_sim"] == 1
+
+    lines = _lines(spec.run_dir)
+    failures = [record for record in lines if record["status"] != "ok"]
+    assert all(record["prediction"] == "Unsure" and record["failure_reason"] for record in failures)
+    answered = _effective_ok(lines)
+    expected = _lines(reference.run_dir)
+    assert [r["episode_key"] for r in answered] == [r["episode_key"] for r in expected]
+    assert _without_attempts(answered) == _without_attempts(expected)
+    scored = {k: v for k, v in _metrics(spec.run_dir).items() if k != "infra_failures"}
+    assert scored == {k: v for k, v in _metrics(reference.run_dir).items() if k != "infra_failures"}
+
+
+def test_killed_evaluator_resumes_where_it_stopped(tmp_path: Path, micro_root: Path) -> None:
+    reference = run_in_process(_spec(tmp_path, micro_root, "reference", "evaluator.save_crops=false"))
+    spec = _spec(tmp_path, micro_root, "resumed", "evaluator.save_crops=false")
+    first = _ros(spec, tmp_path)
+    outcome = {}
+    runner = threading.Thread(target=lambda: outcome.setdefault("result", first.run()), daemon=True)
+    runner.start()
+    wait_until(lambda: len(_lines(spec.run_dir)) >= 4, "4 records", timeout_s=60.0)
+    first.nodes["evaluator"].kill()
+    runner.join(timeout=60.0)
+    assert outcome["result"].evaluator_exit_code == -9
+    recorded_before = len(_lines(spec.run_dir))
+    assert 4 <= recorded_before < 12
+
+    second = _ros(spec, tmp_path).run()
+    assert second.evaluator_exit_code == 0
+    lines = _lines(spec.run_dir)
+    assert len(lines) == 12  # nothing run twice, nothing lost
+    assert (spec.run_dir / "results.jsonl").read_bytes() == (reference.run_dir / "results.jsonl").read_bytes()
+    assert _metrics(spec.run_dir) == _metrics(reference.run_dir)
+
+
+def test_run_dir_of_another_configuration_is_refused(tmp_path: Path, micro_root: Path) -> None:
+    run_in_process(
+        _spec(tmp_path, micro_root, "taken", "evaluator.slice_end=2", "evaluator.save_crops=false")
+    )
+    before = (tmp_path / "taken" / "results.jsonl").read_bytes()
+    spec = _spec(
+        tmp_path,
+        micro_root,
+        "taken",
+        "evaluator.slice_end=2",
+        "verifier.agent.nbv=random",
+        "evaluator.save_crops=false",
+    )
+    evaluation = _ros(spec, tmp_path)
+    result = evaluation.run()
+    assert result.evaluator_exit_code == 2
+    assert "agent.nbv" in _log(evaluation, tmp_path)
+    assert (tmp_path / "taken" / "results.jsonl").read_bytes() == before
+
+
+def test_evaluator_without_servers_and_with_bad_parameters_exits_with_a_reason(tmp_path: Path) -> None:
+    evaluator = executable_path("aiv_verifier", "evaluator")
+    alone = ManagedNode(
+        "evaluator",
+        [str(evaluator), "--ros-args", "-p", "server_wait_s:=1.0", "-p", f"run_dir:={tmp_path / 'run'}"],
+        tmp_path / "alone.log",
+        dict(os.environ),
+    )
+    alone.start()
+    assert alone.wait(60.0) == 1
+    assert "not available" in (tmp_path / "alone.log").read_text()
+    assert not (tmp_path / "run" / "results.jsonl").exists()
+
+    bad = ManagedNode(
+        "evaluator",
+        [str(evaluator), "--ros-args", "-p", "slice_start:=5", "-p", "slice_end:=2"],
+        tmp_path / "bad.log",
+        dict(os.environ),
+    )
+    bad.start()
+    assert bad.wait(60.0) == 2
+    assert "slice_end 2 is before slice_start 5" in (tmp_path / "bad.log").read_text()
