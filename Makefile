@@ -8,7 +8,7 @@ PYTEST_WORKERS ?= 2
 PYTEST_ARGS ?=
 RUN := source .env.sh &&
 
-.PHONY: help setup demo test lint format build clean lock
+.PHONY: help setup demo bench test lint format build clean lock
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -16,8 +16,15 @@ help:  ## list the targets
 setup:  ## create .venv, install pinned ROS 2 wheels + deps, build ros2_ws, write .env.sh
 	@bash scripts/bootstrap.sh
 
-demo: setup  ## the main job: an end-to-end run of real nodes over DDS
-	@$(RUN) python scripts/demo.py
+ARGS ?=
+
+demo: setup  ## the main job: offline evaluation over ROS (3 nodes), metrics table + report (ARGS=... to aiv-eval run)
+	@$(RUN) python scripts/offline_eval.py $(ARGS)
+
+bench: setup  ## ROS path vs in-process path on the first 48 val pairs: time per step, episodes/s, peak memory
+	@$(RUN) python -m aiv_offline_sim.capture.cli ensure-default --out data/pv_synthetic_default && \
+	  python -m aiv_verifier.evaluator.cli bench ros2_ws/src/aiv_verifier/config/offline_eval.yaml \
+	  --dataset data/pv_synthetic_default --set evaluator.slice_end=48 $(ARGS)
 
 test: setup lint  ## lint, then every test (unit, ROS integration with real DDS, end to end)
 	@$(RUN) AIV_REQUIRE_ROS=1 python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -86,6 +87,16 @@ def _print_table(run_dirs: Sequence[Path]) -> None:
     print(format_runs_table_markdown(runs_table_rows([load_run(run_dir) for run_dir in run_dirs])))
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from .bench import bench
+
+    out = Path(args.out) if args.out else Path("runs") / "bench" / time.strftime("%Y%m%d-%H%M%S")
+    report, identical = bench(Path(args.params), list(args.set or []), out, args.dataset)
+    print(report)
+    print(f"runs and logs: {out}")
+    return 0 if identical else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="aiv-eval", description="Run, score, compare and report AIV evaluations."
@@ -105,6 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--table", action="store_true", help="print the metrics table of each run")
     run.add_argument("--report", action="store_true", help="write report.md / report.html afterwards")
     run.set_defaults(func=_run)
+    bench = sub.add_parser("bench", help="time the ROS path against the in-process path on one slice")
+    bench.add_argument("params", help="params YAML with offline_sim / verifier / evaluator sections")
+    bench.add_argument("--dataset", help="dataset root for every node (overrides the YAML)")
+    bench.add_argument("--set", action="append", metavar="NODE.PARAM=VALUE", help="override one parameter")
+    bench.add_argument("--out", help="empty directory for both runs (default runs/bench/<time>)")
+    bench.set_defaults(func=_bench)
     add_analysis_subcommands(sub)
     return parser
 
