@@ -81,7 +81,9 @@ def test_offline_eval_launch_gives_every_node_a_section_of_the_installed_params_
     assert set(names) == {"offline_sim", "verifier", "evaluator"}
     params = INSTALL / "aiv_verifier" / "share" / "aiv_verifier" / "config" / "offline_eval.yaml"
     spec = EvalSpec.load(params)  # unknown nodes or parameters would raise
-    assert spec.config_info()["agent_type"] == "aiv:classical" and spec.config_info()["nbv_type"] == "farthest"
+    assert (
+        spec.config_info()["agent_type"] == "aiv:classical" and spec.config_info()["nbv_type"] == "farthest"
+    )
     for name in ("offline_sim", "verifier"):
         respawn = [k for k in names[name].keywords if k.arg == "respawn"]
         assert respawn and respawn[0].value.value is True, f"{name} is not respawned"

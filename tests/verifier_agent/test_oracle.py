@@ -11,10 +11,13 @@ from aiv_offline_sim.dataset import PInVerifyDataset
 from aiv_verifier.core.types import Attribute, Decision
 from aiv_verifier.verification.base import PrivilegedViewInfo, VerifierError, ViewInput
 from aiv_verifier.verification.oracle import (
+    ABSENT,
     GroundTruthLibrary,
+    InstanceTruth,
     NoiseModel,
     NoisyOracleVerifier,
     OracleVerifier,
+    TruthAttribute,
 )
 
 IMAGE = np.zeros((8, 8, 3), dtype=np.uint8)
@@ -148,3 +151,136 @@ def test_noisy_oracle_is_deterministic_and_follows_its_rates(micro_root: Path) -
 def test_library_needs_privileged_ground_truth(tmp_path: Path) -> None:
     with pytest.raises(VerifierError, match="privileged_gt"):
         GroundTruthLibrary(tmp_path)
+
+
+# ---- regressions: absence claims, absences the ground truth cannot locate, description items --------------
+
+
+def _slot(
+    name: str,
+    value: str,
+    phrase: str,
+    parts: tuple[str, ...],
+    view_dependent: bool = False,
+    mention: str = "",
+) -> TruthAttribute:
+    return TruthAttribute(name, value, phrase, frozenset(parts), view_dependent, mention or phrase)
+
+
+def _instance(
+    object_id: str, attributes: list[TruthAttribute], absent: list[TruthAttribute], visible: list[str]
+) -> InstanceTruth:
+    return InstanceTruth(
+        object_id=object_id,
+        category="mug",
+        attributes={a.name: a for a in attributes},
+        captures={"ep": {"s0_far": {"mask_meets_threshold": True, "visible": visible}}},
+        absent={a.name: a for a in absent},
+    )
+
+
+class _StubLibrary:
+    """The two look-ups the oracle makes, over hand-made truths (query "q", target "t")."""
+
+    def __init__(self, query: InstanceTruth, target: InstanceTruth) -> None:
+        self._by_id = {"q": query, "t": target}
+
+    def query_object_id(self, descriptions: object) -> str:
+        return "q"
+
+    def instance(self, object_id: str) -> InstanceTruth:
+        return self._by_id[object_id]
+
+
+def _ask(query: InstanceTruth, target: InstanceTruth, items: list[Attribute]) -> list[Decision]:
+    oracle = OracleVerifier(_StubLibrary(query, target))  # type: ignore[arg-type]
+    view = ViewInput(
+        IMAGE, IMAGE, None, 1.0, "mug", ("d",), "k", 0, PrivilegedViewInfo("ep", "s0_far", "t", True)
+    )
+    return [answer.answer for answer in oracle.verify(view, items)]
+
+
+CREAM = _slot("body_color", "cream", "a cream body", ("body",), mention="cream")
+CERAMIC = _slot("material", "ceramic", "ceramic", ("body",))
+HANDLE = _slot("handle_color", "green", "a green handle", ("handle",))
+FLORAL = _slot("body_pattern", "floral/brown", "a brown flower print", ("body",))
+NO_PATTERN = _slot("body_pattern", ABSENT, "no pattern", ("body",))
+LOGO = _slot(
+    "print", "logo/diamond/dark red", "a dark red diamond logo printed on the side", ("decal:print",), True
+)
+NO_LOGO = _slot("print", ABSENT, "no logo printed on the side", ("decal:print",), True)
+
+
+def test_oracle_answers_absence_claims_from_the_attribute_the_query_lacks() -> None:
+    """Regression: "no pattern" / "no logo ..." used to map to nothing (Unsure), so a distractor that has the
+    pattern or logo in plain view was never rejected (7 of the 22 val misses of oracle + veto)."""
+    query = _instance("q", [CREAM, CERAMIC, HANDLE], [NO_PATTERN, NO_LOGO], [])
+    no_pattern = Attribute("pattern", "pattern", 1, "no pattern")
+    no_logo = Attribute("side_logo", "logo_text", 1, "no logo printed on the side")
+    has_both = _instance(
+        "t", [CREAM, CERAMIC, HANDLE, FLORAL, LOGO], [], ["body_color", "body_pattern", "print"]
+    )
+    assert _ask(query, has_both, [no_pattern, no_logo]) == [Decision.NO, Decision.NO]
+    hidden = _instance("t", [CREAM, CERAMIC, HANDLE, FLORAL, LOGO], [], ["handle_color"])
+    assert _ask(query, hidden, [no_pattern, no_logo]) == [Decision.UNSURE, Decision.UNSURE]
+    # A target that lacks them too: the plain body shows "no pattern"; where an absent logo would be is unknown.
+    plain = _instance("t", [CREAM, CERAMIC, HANDLE], [NO_PATTERN, NO_LOGO], ["body_color", "material"])
+    assert _ask(query, plain, [no_pattern, no_logo]) == [Decision.YES, Decision.UNSURE]
+    # An absence claim never maps onto an attribute the query has (and the other way round).
+    assert _ask(query, has_both, [Attribute("pattern", "pattern", 3, "brown flower print")]) == [
+        Decision.UNSURE
+    ]
+
+
+def test_oracle_does_not_claim_the_absence_of_a_view_dependent_or_decal_attribute() -> None:
+    """Regression: a target lacking a view-dependent attribute (a pattern on the back of a phone case) was
+    answered No as soon as any face of the shared part was visible, i.e. from views that do not show it."""
+    back_pattern = _slot(
+        "case_pattern", "plaid/cream", "a cream plaid pattern on the back of the case", ("case",), True
+    )
+    case = _slot("case_color", "green", "a green case", ("case",), mention="green")
+    query = _instance("q", [case, back_pattern], [], [])
+    target = _instance("t", [case], [], ["case_color"])
+    item = Attribute("case_pattern", "pattern", 3, "cream plaid pattern on the back of the case")
+    assert _ask(query, target, [item]) == [Decision.UNSURE]
+    query_with_logo = _instance("q", [CREAM, LOGO], [], [])
+    logo_item = Attribute("logo", "logo_text", 3, "dark red diamond logo printed on the side")
+    assert _ask(query_with_logo, _instance("t", [CREAM], [NO_LOGO], ["body_color"]), [logo_item]) == [
+        Decision.UNSURE
+    ]
+
+
+def test_oracle_description_items_check_the_main_colour_and_absence_phrases() -> None:
+    """Regression: description items (direct/merged modes) looked for GT phrases with their article ("a cream
+    body"), so the main colour, written into the head noun phrase, and absence phrases were never checked."""
+    query = _instance("q", [CREAM, CERAMIC, HANDLE], [NO_PATTERN], [])
+    description = Attribute("desc_1", "other", 2, "a cream ceramic mug with a green handle and no pattern")
+    white = _slot("body_color", "white", "a white body", ("body",), mention="white")
+    other_colour = _instance(
+        "t", [white, CERAMIC, HANDLE], [NO_PATTERN], ["body_color", "material", "handle_color"]
+    )
+    assert _ask(query, other_colour, [description]) == [Decision.NO]
+    patterned = _instance(
+        "t", [CREAM, CERAMIC, HANDLE, FLORAL], [], ["body_color", "body_pattern", "handle_color"]
+    )
+    assert _ask(query, patterned, [description]) == [Decision.NO]
+    same = _instance("t", [CREAM, CERAMIC, HANDLE], [NO_PATTERN], ["body_color", "material", "handle_color"])
+    assert _ask(query, same, [description]) == [Decision.YES]
+    # "cream" inside another word or colour does not count as a mention of the main colour.
+    assert _ask(query, other_colour, [Attribute("desc_3", "other", 2, "an icecreamy cup")]) == [
+        Decision.UNSURE
+    ]
+
+
+def test_library_knows_absent_optional_attributes_and_how_descriptions_word_them(micro_root: Path) -> None:
+    library = GroundTruthLibrary(micro_root)
+    for doc in _objects(micro_root):
+        truth = library.instance(doc["object_id"])
+        assert truth is not None
+        missing = {name for name, value in doc["recipe"].items() if value == ABSENT}
+        assert set(truth.absent) <= missing
+        for slot in truth.absent.values():
+            assert slot.value == ABSENT and slot.phrase.startswith("no ") and slot.parts
+        main = next(a for a in doc["attributes"] if a["type"] == "color")
+        assert truth.attributes[main["name"]].mention == main["value"]
+    assert any(library.instance(doc["object_id"]).absent for doc in _objects(micro_root))

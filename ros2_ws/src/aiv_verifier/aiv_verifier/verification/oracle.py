@@ -14,8 +14,17 @@ How a query item is judged:
 - an attribute item is mapped to the query object's ground-truth attribute with the same name, else to the one
   whose phrase shares most words with the evidence; the answer is Yes/No by comparing that attribute's value on
   the query and the target, and Unsure when the capture does not show it (trap view, hidden side, too small);
-- a description item (direct / merged modes) combines the attributes whose phrases the description contains:
-  any visible mismatch ⇒ No, all mentioned visible and matching ⇒ Yes, otherwise Unsure.
+- an absence claim ("no pattern", "no logo on the fob") is mapped the same way, but only to the optional
+  attributes the query object *lacks* (their absence phrases come from the capture catalogue, which is how the
+  descriptions state them): a target that has the attribute visibly ⇒ No;
+- a target that lacks an attribute shows that absence only where the attribute's place is known to be in view:
+  another visible attribute shares its part, and the attribute is neither view-dependent (the GT does not say
+  which face of a shared part it sits on) nor a decal (the GT does not record where an absent decal would be);
+- a description item (direct / merged modes) combines the attributes the description mentions (phrase without
+  article, the main colour's bare value, absence phrases): any visible mismatch ⇒ No, all mentioned visible and
+  matching ⇒ Yes, otherwise Unsure.
+
+:mod:`.oracle_audit` re-derives these answers independently from the same ground truth (studies, tests).
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -32,7 +41,11 @@ from ..core.types import Attribute, Decision
 from .base import AttributeAnswer, PerViewVerifier, VerifierError, ViewInput, check_answers, unsure_for_all
 
 PRIVILEGED_GT_DIR = "privileged_gt"
+#: Recipe value of an optional attribute the instance does not have.
+ABSENT = "none"
 _WORD = re.compile(r"[a-z0-9]+")
+_NEGATIONS = frozenset({"no", "without", "not"})
+_ARTICLE = re.compile(r"^(a|an|the)\s+", re.IGNORECASE)
 _STOP_WORDS = frozenset(
     {"a", "an", "the", "on", "of", "in", "with", "and", "its", "it", "around", "at", "to"}
 )
@@ -44,12 +57,43 @@ def _content_words(text: str) -> frozenset[str]:
     return frozenset(word for word in _WORD.findall(text.lower()) if word not in _STOP_WORDS)
 
 
+def _is_absence_claim(text: str) -> bool:
+    words = _WORD.findall(text.lower())
+    return bool(words) and words[0] in _NEGATIONS
+
+
+def _mentions(text: str, fragment: str) -> bool:
+    """``fragment`` occurs in ``text`` as whole words (case- and whitespace-insensitive)."""
+    fragment = " ".join(fragment.lower().split())
+    if not fragment:
+        return False
+    pattern = rf"(?<![a-z0-9]){re.escape(fragment)}(?![a-z0-9])"
+    return re.search(pattern, " ".join(text.lower().split())) is not None
+
+
 @dataclass(frozen=True)
 class TruthAttribute:
+    """One attribute slot of an instance; ``value`` is :data:`ABSENT` for an optional attribute it lacks.
+
+    ``phrase`` is the GT phrase (the absence phrase for an absent one); ``mention`` how the specific description
+    words it (phrase without article, the bare value for the main colour, the absence phrase).
+    """
+
     name: str
     value: str
     phrase: str
     parts: frozenset[str]
+    view_dependent: bool = False
+    mention: str = ""
+
+    @property
+    def present(self) -> bool:
+        return self.value != ABSENT
+
+    @property
+    def absence_locatable(self) -> bool:
+        """Whether a capture can show that an instance lacks it (its place is known from a shared part)."""
+        return not self.view_dependent and not any(part.startswith("decal:") for part in self.parts)
 
 
 @dataclass(frozen=True)
@@ -62,6 +106,7 @@ class InstanceTruth:
     captures: Mapping[
         str, Mapping[str, Any]
     ]  # episode_path -> capture tag -> {visible, mask_meets_threshold}
+    absent: Mapping[str, TruthAttribute] = field(default_factory=dict)  # optional attributes it lacks
 
     def capture(self, episode_path: str, capture_tag: str) -> Mapping[str, Any] | None:
         return self.captures.get(episode_path, {}).get(capture_tag)
@@ -104,19 +149,25 @@ class GroundTruthLibrary:
             return None
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
+            items = list(data["attributes"])
+            main_colour = next((str(item["name"]) for item in items if item["type"] == "color"), None)
+            attributes = {}
+            for item in items:
+                name, value, phrase = str(item["name"]), str(item["value"]), str(item["phrase"])
+                attributes[name] = TruthAttribute(
+                    name,
+                    value,
+                    phrase,
+                    frozenset(item.get("parts", ())),
+                    bool(item.get("view_dependent", False)),
+                    value if name == main_colour else _ARTICLE.sub("", " ".join(phrase.split())),
+                )
             truth = InstanceTruth(
                 object_id=object_id,
                 category=str(data["object_category"]),
-                attributes={
-                    str(item["name"]): TruthAttribute(
-                        str(item["name"]),
-                        str(item["value"]),
-                        str(item["phrase"]),
-                        frozenset(item.get("parts", ())),
-                    )
-                    for item in data["attributes"]
-                },
+                attributes=attributes,
                 captures=data.get("captures", {}),
+                absent=_absent_attributes(data),
             )
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise VerifierError(f"oracle verifier: cannot read ground truth {path}: {error}") from error
@@ -124,18 +175,45 @@ class GroundTruthLibrary:
         return truth
 
 
+def _absent_attributes(data: Mapping[str, Any]) -> dict[str, TruthAttribute]:
+    """The optional attributes an instance lacks (recipe value "none"), described as the catalogue does."""
+    missing = [str(name) for name, value in dict(data.get("recipe", {})).items() if value == ABSENT]
+    if not missing:
+        return {}
+    from aiv_offline_sim.capture.descriptions import absence_phrase
+    from aiv_offline_sim.capture.objects import CATALOGUE
+
+    spec = CATALOGUE.get(str(data["object_category"]))
+    if spec is None:
+        return {}
+    subtype = str(data.get("subtype", "default"))
+    defs = {attr.name: attr for attr in spec.attributes_for(subtype)}
+    absent = {}
+    for name in missing:
+        attr = defs.get(name)
+        if attr is None or not attr.optional:
+            continue
+        phrase = absence_phrase(attr, subtype)
+        absent[name] = TruthAttribute(
+            name, ABSENT, phrase, frozenset(attr.parts), attr.view_dependent, phrase
+        )
+    return absent
+
+
 def _normalised(descriptions: Sequence[str]) -> tuple[str, ...]:
     return tuple(" ".join(text.split()) for text in descriptions)
 
 
 def _match_truth_attribute(attribute: Attribute, query: InstanceTruth) -> TruthAttribute | None:
-    if attribute.name in query.attributes:
-        return query.attributes[attribute.name]
+    """The query attribute an item speaks about; absence claims only match attributes the query lacks."""
+    pool = query.absent if _is_absence_claim(attribute.evidence_phrase) else query.attributes
+    if attribute.name in pool:
+        return pool[attribute.name]
     evidence = _content_words(attribute.evidence_phrase)
     if not evidence:
         return None
     best, best_score = None, 0.0
-    for candidate in query.attributes.values():
+    for candidate in pool.values():
         score = len(evidence & _content_words(candidate.phrase)) / len(evidence)
         if score > best_score:
             best, best_score = candidate, score
@@ -207,34 +285,51 @@ class OracleVerifier:
     def _judge_description(
         self, item: Attribute, query: InstanceTruth, target: InstanceTruth, visible: frozenset[str]
     ) -> AttributeAnswer:
-        text = item.evidence_phrase.lower()
-        mentioned = [truth for truth in query.attributes.values() if truth.phrase.lower() in text]
+        text = item.evidence_phrase
+        mentioned = [
+            truth
+            for truth in (*query.attributes.values(), *query.absent.values())
+            if _mentions(text, truth.mention)
+        ]
         if not mentioned:
             return AttributeAnswer(
                 item.name, Decision.UNSURE, "oracle: the description names no known attribute"
             )
         answers = {truth.name: _compare(truth, target, visible) for truth in mentioned}
+        debug: dict[str, object] = {"truth": ",".join(answers)}
         if Decision.NO in answers.values():
             wrong = sorted(name for name, answer in answers.items() if answer is Decision.NO)
-            return AttributeAnswer(item.name, Decision.NO, f"oracle: differs in {', '.join(wrong)}")
+            return AttributeAnswer(
+                item.name, Decision.NO, f"oracle: differs in {', '.join(wrong)}", 1.0, debug
+            )
         if all(answer is Decision.YES for answer in answers.values()):
-            return AttributeAnswer(item.name, Decision.YES, "oracle: every mentioned attribute matches")
+            return AttributeAnswer(
+                item.name, Decision.YES, "oracle: every mentioned attribute matches", 1.0, debug
+            )
         hidden = sorted(name for name, answer in answers.items() if answer is Decision.UNSURE)
-        return AttributeAnswer(item.name, Decision.UNSURE, f"oracle: cannot see {', '.join(hidden)}")
+        return AttributeAnswer(
+            item.name, Decision.UNSURE, f"oracle: cannot see {', '.join(hidden)}", 1.0, debug
+        )
 
 
 def _compare(truth: TruthAttribute, target: InstanceTruth, visible: frozenset[str]) -> Decision:
-    """Yes/No when the capture shows the attribute (or the part where it would be), else Unsure."""
+    """Yes/No when the capture shows the attribute (or the part where it would be), else Unsure.
+
+    ``truth`` is the query's slot (present, or absent for an absence claim)."""
     on_target = target.attributes.get(truth.name)
     if on_target is not None:
         if truth.name not in visible:
             return Decision.UNSURE
         return Decision.YES if on_target.value == truth.value else Decision.NO
-    # The target lacks the attribute altogether: visible as "absent" if a part it would sit on is in view.
+    # The target lacks the attribute: that shows only where its place is known to be in view.
+    if not truth.absence_locatable:
+        return Decision.UNSURE
     region_visible = any(
         other.name in visible and other.parts & truth.parts for other in target.attributes.values()
     )
-    return Decision.NO if region_visible else Decision.UNSURE
+    if not region_visible:
+        return Decision.UNSURE
+    return Decision.NO if truth.present else Decision.YES
 
 
 def _explain(answer: Decision) -> str:
