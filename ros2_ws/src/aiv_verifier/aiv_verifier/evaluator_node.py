@@ -30,6 +30,7 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import parameter_value_to_python
 from rclpy.parameter_client import AsyncParameterClient
+from rclpy.signals import SignalHandlerOptions
 
 from .config_schema import config_parameter_defaults
 from .episode_client import (
@@ -219,7 +220,9 @@ def _box(report) -> tuple[int, int, int, int]:
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
+    # Python's own SIGINT handling: Ctrl-C (or `ros2 launch` stopping us) raises KeyboardInterrupt in the loop,
+    # so the results file is closed cleanly instead of the process waiting out a verdict timeout.
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     executor = MultiThreadedExecutor(num_threads=4)
     node: EvaluatorNode | None = None
     spinner = threading.Thread(target=_spin, args=(executor,), name="evaluator-spin", daemon=True)
@@ -235,6 +238,7 @@ def main(args: list[str] | None = None) -> int:
         print(f"evaluator: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        print("evaluator: interrupted; what was recorded is kept, run again to resume", file=sys.stderr)
         return 130
     finally:
         # Stop spinning before anything is destroyed: a spin thread still inside rcl when the process exits
