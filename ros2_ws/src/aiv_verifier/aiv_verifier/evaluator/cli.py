@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -126,13 +128,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminate(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    # SIGTERM (a CI timeout, `kill`) stops the node processes in order, exactly like Ctrl-C.
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
         return run_command(args)
     except SpecError as error:
         print(f"aiv-eval: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(
+            "aiv-eval: interrupted; what was recorded is kept, run the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

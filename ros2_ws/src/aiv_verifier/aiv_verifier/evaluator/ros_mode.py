@@ -9,6 +9,7 @@ memory is taken from the kernel when it is reaped (``wait4``), which is what the
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -29,6 +30,7 @@ NODE_EXECUTABLES = (
 )
 RESPAWNED = ("offline_sim", "verifier")
 POLL_S = 0.1
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 #: Nodes exit with 2 on bad parameters; restarting them cannot help.
 CONFIG_ERROR_EXIT = 2
 
@@ -52,6 +54,20 @@ def executable_path(package: str, executable: str) -> Path:
     if not path.is_file():
         raise RosModeError(f"{path} does not exist; rebuild the workspace (make build)")
     return path
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Ask the kernel to SIGTERM this child when the process that started it dies.
+
+    Nodes run in their own session (so a terminal's Ctrl-C reaches only us and we stop them in order); without
+    this, a killed ``aiv-eval`` would leave three nodes running in the same ROS domain, where they would answer
+    the next run's requests alongside its own nodes.
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
 
 
 class ManagedNode:
@@ -80,6 +96,7 @@ class ManagedNode:
                 stderr=subprocess.STDOUT if output is not None else None,
                 env=self.env,
                 start_new_session=True,  # a Ctrl-C reaches us first; we stop the nodes in order
+                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
             )
         finally:
             if output is not None:
