@@ -29,7 +29,7 @@ from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import Detection2DArray, GroundTruthView, Verdict
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
-from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import Image
@@ -136,14 +136,27 @@ class VerifierNode(Node):
 
         group = ReentrantCallbackGroup()
         self.frames = FrameCache(cache_size)
-        self.create_subscription(Image, image_topic, self.on_image, frame_qos, callback_group=group)
+        # Subscriptions get mutually exclusive groups of their own: in a reentrant group the executor hands out
+        # a new callback for a pending message on every wake-up until one of them takes it, which kept a core
+        # busy (measured with the oracle over all val pairs: 1.5 episodes/s before, 7 after).
+        self.create_subscription(
+            Image, image_topic, self.on_image, frame_qos, callback_group=MutuallyExclusiveCallbackGroup()
+        )
         if self.need_ground_truth:
             self.create_subscription(
-                GroundTruthView, gt_topic, self.on_ground_truth, frame_qos, callback_group=group
+                GroundTruthView,
+                gt_topic,
+                self.on_ground_truth,
+                frame_qos,
+                callback_group=MutuallyExclusiveCallbackGroup(),
             )
         if self.need_detections:
             self.create_subscription(
-                Detection2DArray, detections_topic, self.on_detections, 10, callback_group=group
+                Detection2DArray,
+                detections_topic,
+                self.on_detections,
+                10,
+                callback_group=MutuallyExclusiveCallbackGroup(),
             )
         self.verdict_pub = self.create_publisher(Verdict, verdict_topic, 10)
         self.debug_pub = self.create_publisher(Image, debug_topic, 1)
@@ -169,7 +182,7 @@ class VerifierNode(Node):
         }
         self.stage_seconds: dict[str, float] = {}
         self.stage_calls: dict[str, int] = {}
-        self.create_timer(1.0, self.publish_diagnostics, callback_group=group)
+        self.create_timer(1.0, self.publish_diagnostics, callback_group=MutuallyExclusiveCallbackGroup())
         self.get_logger().info(
             f"verifier ready: backend={self.factory.verifier_backend}, settings={self.factory.settings.to_dict()}, "
             f"ground-truth channel={'on' if self.need_ground_truth else 'off'}"
