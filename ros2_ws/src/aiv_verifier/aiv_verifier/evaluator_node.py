@@ -26,7 +26,7 @@ from aiv_offline_sim.dataset.errors import DatasetError
 from aiv_offline_sim.dataset.layout import PInVerifyDataset
 from aiv_offline_sim.episode_service import pair_key
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import parameter_value_to_python
 from rclpy.parameter_client import AsyncParameterClient
@@ -223,7 +223,8 @@ def main(args: list[str] | None = None) -> int:
     # Python's own SIGINT handling: Ctrl-C (or `ros2 launch` stopping us) raises KeyboardInterrupt in the loop,
     # so the results file is closed cleanly instead of the process waiting out a verdict timeout.
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    executor = MultiThreadedExecutor(num_threads=4)
+    # The evaluation loop blocks the main thread; callbacks only complete futures, so one thread serves them.
+    executor = SingleThreadedExecutor()
     node: EvaluatorNode | None = None
     spinner = threading.Thread(target=_spin, args=(executor,), name="evaluator-spin", daemon=True)
     try:
@@ -259,7 +260,7 @@ def main(args: list[str] | None = None) -> int:
     return 0 if outcome.complete else 1
 
 
-def _spin(executor: MultiThreadedExecutor) -> None:
+def _spin(executor: SingleThreadedExecutor) -> None:
     with contextlib.suppress(ExternalShutdownException):
         executor.spin()
 

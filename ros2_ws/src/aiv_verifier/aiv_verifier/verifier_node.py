@@ -14,6 +14,7 @@ shared, so a second concurrent goal is refused with a reason.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import time
@@ -29,8 +30,8 @@ from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import Detection2DArray, GroundTruthView, Verdict
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import Image
 
@@ -134,42 +135,37 @@ class VerifierNode(Node):
         self.need_ground_truth = self.factory.needs_privileged_view
         self.need_detections = self.factory.settings.bbox_mode is BoxMode.DETECTIONS
 
-        group = ReentrantCallbackGroup()
         self.frames = FrameCache(cache_size)
-        # Subscriptions get mutually exclusive groups of their own: in a reentrant group the executor hands out
-        # a new callback for a pending message on every wake-up until one of them takes it, which kept a core
-        # busy (measured with the oracle over all val pairs: 1.5 episodes/s before, 7 after).
-        self.create_subscription(
-            Image, image_topic, self.on_image, frame_qos, callback_group=MutuallyExclusiveCallbackGroup()
-        )
+        self.create_subscription(Image, image_topic, self.on_image, frame_qos)
         if self.need_ground_truth:
-            self.create_subscription(
-                GroundTruthView,
-                gt_topic,
-                self.on_ground_truth,
-                frame_qos,
-                callback_group=MutuallyExclusiveCallbackGroup(),
-            )
+            self.create_subscription(GroundTruthView, gt_topic, self.on_ground_truth, frame_qos)
         if self.need_detections:
-            self.create_subscription(
-                Detection2DArray,
-                detections_topic,
-                self.on_detections,
-                10,
-                callback_group=MutuallyExclusiveCallbackGroup(),
-            )
+            self.create_subscription(Detection2DArray, detections_topic, self.on_detections, 10)
         self.verdict_pub = self.create_publisher(Verdict, verdict_topic, 10)
         self.debug_pub = self.create_publisher(Image, debug_topic, 1)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.move_client = ActionClient(self, MoveToSector, move_action, callback_group=group)
+        self.move_client = ActionClient(self, MoveToSector, move_action)
+        # Goals are served by a second node on an executor of its own. An episode blocks its thread (it waits
+        # for moves and frames), so everything it waits for -- frames, move results -- is handled by this node
+        # on a single-threaded executor. (With one MultiThreadedExecutor for all of it, rclpy hands a ready
+        # message to a new pool task on every wake-up until one of them takes it; that loop held the GIL and
+        # made oracle episodes over ROS 20x slower than in-process.) It takes no command-line remappings and
+        # serves no parameters, so `verifier` stays the one node with this name and these parameters.
+        self.goal_node = Node(
+            f"{self.get_name()}_goals",
+            namespace=self.get_namespace(),
+            context=self.context,
+            use_global_arguments=False,
+            start_parameter_services=False,
+        )
         self.server = ActionServer(
-            self,
+            self.goal_node,
             VerifyInstance,
             verify_action,
             execute_callback=self.execute,
             goal_callback=lambda _goal: GoalResponse.ACCEPT,
             cancel_callback=lambda _goal: CancelResponse.ACCEPT,
-            callback_group=group,
+            callback_group=ReentrantCallbackGroup(),  # a cancel request is handled while the goal runs
         )
         self._busy = threading.Lock()
         self._stats_lock = threading.Lock()
@@ -182,7 +178,7 @@ class VerifierNode(Node):
         }
         self.stage_seconds: dict[str, float] = {}
         self.stage_calls: dict[str, int] = {}
-        self.create_timer(1.0, self.publish_diagnostics, callback_group=MutuallyExclusiveCallbackGroup())
+        self.create_timer(1.0, self.publish_diagnostics)
         self.get_logger().info(
             f"verifier ready: backend={self.factory.verifier_backend}, settings={self.factory.settings.to_dict()}, "
             f"ground-truth channel={'on' if self.need_ground_truth else 'off'}"
@@ -450,17 +446,29 @@ def main(args: list[str] | None = None) -> int:
         print(f"verifier: {error}", file=sys.stderr)
         rclpy.try_shutdown()
         return 2
-    executor = MultiThreadedExecutor(num_threads=4)
-    executor.add_node(node)
+    io_executor = SingleThreadedExecutor()
+    io_executor.add_node(node)
+    goal_executor = MultiThreadedExecutor(num_threads=2)  # one thread runs a goal, one takes cancels
+    goal_executor.add_node(node.goal_node)
+    goal_thread = threading.Thread(target=_spin, args=(goal_executor,), name="verifier-goals", daemon=True)
+    goal_thread.start()
     try:
-        executor.spin()
+        io_executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        executor.shutdown()
+        goal_executor.shutdown(timeout_sec=5.0)
+        io_executor.shutdown(timeout_sec=5.0)
+        goal_thread.join(timeout=5.0)
+        node.goal_node.destroy_node()
         node.destroy_node()
         rclpy.try_shutdown()
     return 0
+
+
+def _spin(executor) -> None:
+    with contextlib.suppress(ExternalShutdownException):
+        executor.spin()
 
 
 if __name__ == "__main__":
