@@ -17,6 +17,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from aiv_interfaces.action import VerifyInstance
+from aiv_interfaces.msg import StepReport
 from aiv_verifier.evaluator.in_process import run_in_process
 from aiv_verifier.evaluator.ros_mode import ManagedNode, RosEvaluation, executable_path
 from aiv_verifier.evaluator.spec import EvalSpec
@@ -108,19 +110,33 @@ def test_ros_mode_and_in_process_mode_write_identical_results(
 
 
 def test_killed_verifier_then_simulator_are_restarted_and_every_episode_is_answered_once(
-    tmp_path: Path, micro_root: Path
+    tmp_path: Path, micro_root: Path, ros_executor
 ) -> None:
     reference = run_in_process(_spec(tmp_path, micro_root, "reference", "evaluator.save_crops=false"))
     spec = _spec(tmp_path, micro_root, "faulty", "evaluator.save_crops=false", "evaluator.max_attempts=3")
     evaluation = _ros(spec, tmp_path)
+    # Kill inside an episode: on a step report that asks for a move, the goal is still in flight (another step
+    # must follow). The verifier after 3 recorded episodes, the simulator after 8.
+    plan = [("verifier", 3), ("offline_sim", 8)]
+    killed: list[str] = []
+
+    def on_feedback(message) -> None:
+        if not plan or message.feedback.step.action != StepReport.ACTION_MOVE:
+            return
+        node, after_lines = plan[0]
+        if len(_lines(spec.run_dir)) >= after_lines:
+            plan.pop(0)
+            evaluation.nodes[node].kill()
+            killed.append(node)
+
+    watcher = ros_executor.create_node("fault_injector")
+    watcher.create_subscription(
+        VerifyInstance.Impl.FeedbackMessage, "/verify_instance/_action/feedback", on_feedback, 10
+    )
     outcome = {}
     runner = threading.Thread(target=lambda: outcome.setdefault("result", evaluation.run()), daemon=True)
     runner.start()
-    for node, after_lines in (("verifier", 3), ("offline_sim", 8)):
-        wait_until(
-            lambda n=after_lines: len(_lines(spec.run_dir)) >= n, f"{after_lines} records", timeout_s=60.0
-        )
-        evaluation.nodes[node].kill()
+    wait_until(lambda: len(killed) == 2, "both kills", timeout_s=90.0)
     runner.join(timeout=120.0)
     assert not runner.is_alive(), _log(evaluation, tmp_path)
     result = outcome["result"]
@@ -130,6 +146,10 @@ def test_killed_verifier_then_simulator_are_restarted_and_every_episode_is_answe
     lines = _lines(spec.run_dir)
     failures = [record for record in lines if record["status"] != "ok"]
     assert all(record["prediction"] == "Unsure" and record["failure_reason"] for record in failures)
+    # The verifier died with a goal in flight: that attempt is an infrastructure failure, never a wrong answer.
+    assert any("verifier" in record["failure_reason"] for record in failures), [
+        r["failure_reason"] for r in failures
+    ]
     answered = _effective_ok(lines)
     expected = _lines(reference.run_dir)
     assert [r["episode_key"] for r in answered] == [r["episode_key"] for r in expected]
