@@ -30,7 +30,6 @@ How a query item is judged:
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,13 +38,9 @@ from typing import Any, ClassVar
 from ..core.seeding import seeded_rng
 from ..core.types import Attribute, Decision
 from .base import AttributeAnswer, PerViewVerifier, VerifierError, ViewInput, check_answers, unsure_for_all
+from .gt_text import ABSENT, PRIVILEGED_GT_DIR, description_mention, is_absence_claim, mentions
+from .gt_text import content_words as _words
 
-PRIVILEGED_GT_DIR = "privileged_gt"
-#: Recipe value of an optional attribute the instance does not have.
-ABSENT = "none"
-_WORD = re.compile(r"[a-z0-9]+")
-_NEGATIONS = frozenset({"no", "without", "not"})
-_ARTICLE = re.compile(r"^(a|an|the)\s+", re.IGNORECASE)
 _STOP_WORDS = frozenset(
     {"a", "an", "the", "on", "of", "in", "with", "and", "its", "it", "around", "at", "to"}
 )
@@ -54,21 +49,7 @@ MIN_PHRASE_OVERLAP = 0.5
 
 
 def _content_words(text: str) -> frozenset[str]:
-    return frozenset(word for word in _WORD.findall(text.lower()) if word not in _STOP_WORDS)
-
-
-def _is_absence_claim(text: str) -> bool:
-    words = _WORD.findall(text.lower())
-    return bool(words) and words[0] in _NEGATIONS
-
-
-def _mentions(text: str, fragment: str) -> bool:
-    """``fragment`` occurs in ``text`` as whole words (case- and whitespace-insensitive)."""
-    fragment = " ".join(fragment.lower().split())
-    if not fragment:
-        return False
-    pattern = rf"(?<![a-z0-9]){re.escape(fragment)}(?![a-z0-9])"
-    return re.search(pattern, " ".join(text.lower().split())) is not None
+    return _words(text, _STOP_WORDS)
 
 
 @dataclass(frozen=True)
@@ -160,7 +141,7 @@ class GroundTruthLibrary:
                     phrase,
                     frozenset(item.get("parts", ())),
                     bool(item.get("view_dependent", False)),
-                    value if name == main_colour else _ARTICLE.sub("", " ".join(phrase.split())),
+                    description_mention(name, value, phrase, main_colour),
                 )
             truth = InstanceTruth(
                 object_id=object_id,
@@ -206,7 +187,7 @@ def _normalised(descriptions: Sequence[str]) -> tuple[str, ...]:
 
 def _match_truth_attribute(attribute: Attribute, query: InstanceTruth) -> TruthAttribute | None:
     """The query attribute an item speaks about; absence claims only match attributes the query lacks."""
-    pool = query.absent if _is_absence_claim(attribute.evidence_phrase) else query.attributes
+    pool = query.absent if is_absence_claim(attribute.evidence_phrase) else query.attributes
     if attribute.name in pool:
         return pool[attribute.name]
     evidence = _content_words(attribute.evidence_phrase)
@@ -289,7 +270,7 @@ class OracleVerifier:
         mentioned = [
             truth
             for truth in (*query.attributes.values(), *query.absent.values())
-            if _mentions(text, truth.mention)
+            if mentions(text, truth.mention)
         ]
         if not mentioned:
             return AttributeAnswer(

@@ -25,23 +25,19 @@ Definitions (all from ``privileged_gt/<split>/<object_id>.json`` plus the captur
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core.types import Attribute, Decision
+from .gt_text import ABSENT, PRIVILEGED_GT_DIR, description_mention, is_absence_claim, mentions
+from .gt_text import content_words as _words
 
-ABSENT = "none"
-GT_DIR = "privileged_gt"
 MIN_ITEM_OVERLAP = 0.5
-_WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
     {"a", "an", "the", "on", "of", "in", "with", "and", "its", "it", "around", "at", "to", "is"}
 )
-_NEGATIONS = ("no", "without", "not")
-_ARTICLE = re.compile(r"^(a|an|the)\s+", re.IGNORECASE)
 
 # Causes of a wrong episode (and "correct"). Oracle bugs first, then the fusion, then genuine limits.
 CORRECT = "correct"
@@ -76,27 +72,7 @@ CAUSE_ORDER = (
 
 
 def content_words(text: str) -> frozenset[str]:
-    return frozenset(word for word in _WORD.findall(text.lower()) if word not in _STOP)
-
-
-def is_absence_claim(text: str) -> bool:
-    words = _WORD.findall(text.lower())
-    return bool(words) and words[0] in _NEGATIONS
-
-
-def _strip_article(text: str) -> str:
-    return _ARTICLE.sub("", " ".join(text.split()))
-
-
-def _contains(text: str, fragment: str) -> bool:
-    """``fragment`` occurs in ``text`` as whole words (case- and whitespace-insensitive)."""
-    fragment = " ".join(fragment.lower().split())
-    if not fragment:
-        return False
-    return (
-        re.search(rf"(?<![a-z0-9]){re.escape(fragment)}(?![a-z0-9])", " ".join(text.lower().split()))
-        is not None
-    )
+    return _words(text, _STOP)
 
 
 # ---- ground truth -------------------------------------------------------------------------------------------
@@ -152,7 +128,7 @@ def _instance_from_doc(doc: Mapping[str, Any]) -> GtInstance:
         if name in records:
             item = records[name]
             value = str(item["value"])
-            mention = value if name == main_colour else _strip_article(str(item["phrase"]))
+            mention = description_mention(name, value, str(item["phrase"]), main_colour)
             slots[name] = GtAttribute(
                 name,
                 str(item["type"]),
@@ -175,9 +151,9 @@ class AuditLibrary:
 
     def __init__(self, dataset_root: str | Path) -> None:
         self.root = Path(dataset_root)
-        self._paths = {path.stem: path for path in sorted((self.root / GT_DIR).glob("*/*.json"))}
+        self._paths = {path.stem: path for path in sorted((self.root / PRIVILEGED_GT_DIR).glob("*/*.json"))}
         if not self._paths:
-            raise FileNotFoundError(f"no privileged ground truth under {self.root / GT_DIR}")
+            raise FileNotFoundError(f"no privileged ground truth under {self.root / PRIVILEGED_GT_DIR}")
         self._cache: dict[str, GtInstance] = {}
 
     def instance(self, object_id: str) -> GtInstance:
@@ -196,7 +172,7 @@ def item_referents(item: Attribute, query: GtInstance) -> tuple[str, ...]:
         return tuple(
             a.name
             for a in query.attributes.values()
-            if a.mention and _contains(item.evidence_phrase, a.mention)
+            if a.mention and mentions(item.evidence_phrase, a.mention)
         )
     evidence = content_words(item.evidence_phrase)
     if not evidence:
@@ -520,7 +496,7 @@ def _deciding(
             query_value=slot.value,
             target_value=target_value,
             mention=slot.mention,
-            mentioned=bool(slot.mention) and any(_contains(text, slot.mention) for text in texts),
+            mentioned=bool(slot.mention) and any(mentions(text, slot.mention) for text in texts),
             items=items,
             observed_steps=observed,
             no_steps=no_steps,
