@@ -9,27 +9,9 @@ import pytest
 from aiv_verifier.evaluator.cli import main as aiv_eval
 from aiv_verifier.evaluator.in_process import run_in_process
 from aiv_verifier.evaluator.spec import EvalSpec, SpecError
+from support.eval_specs import ORACLE_VETO_PARAMS, oracle_veto_spec
 
-PARAMS = """
-offline_sim:
-  ros__parameters:
-    index_file: val/pv_index_all.jsonl
-verifier:
-  ros__parameters:
-    verifier.backend: oracle
-    agent.fusion: veto
-evaluator:
-  ros__parameters:
-    run_dir: {run_dir}
-"""
-
-
-def _spec(tmp_path: Path, root: Path, name: str, *overrides: str) -> EvalSpec:
-    params = tmp_path / f"{name}.yaml"
-    params.write_text(PARAMS.format(run_dir=tmp_path / name))
-    spec = EvalSpec.load(params, overrides)
-    spec.set_dataset(str(root))
-    return spec
+_spec = oracle_veto_spec
 
 
 def test_oracle_run_writes_records_and_metrics(tmp_path: Path, micro_root: Path) -> None:
@@ -82,7 +64,7 @@ def test_resume_with_another_configuration_is_refused(tmp_path: Path, micro_root
 
 def test_cli_sweep_and_bad_overrides(tmp_path: Path, micro_root: Path, capsys) -> None:
     params = tmp_path / "sweep.yaml"
-    params.write_text(PARAMS.format(run_dir=tmp_path / "sweep"))
+    params.write_text(ORACLE_VETO_PARAMS.format(run_dir=tmp_path / "sweep"))
     code = aiv_eval([
         "run", str(params), "--dataset", str(micro_root), "--set", "evaluator.slice_end=4",
         "--set", "evaluator.save_crops=false", "--sweep", "verifier.agent.nbv=random,farthest", "--report",

@@ -22,31 +22,15 @@ from aiv_interfaces.msg import StepReport
 from aiv_verifier.evaluator.in_process import run_in_process
 from aiv_verifier.evaluator.ros_mode import ManagedNode, RosEvaluation, executable_path
 from aiv_verifier.evaluator.spec import EvalSpec
+from support.eval_specs import oracle_veto_spec
 from support.ros_harness import wait_until
 
-PARAMS = """
-offline_sim:
-  ros__parameters:
-    index_file: val/pv_index_all.jsonl
-verifier:
-  ros__parameters:
-    verifier.backend: oracle
-    agent.fusion: veto
-evaluator:
-  ros__parameters:
-    run_dir: {run_dir}
-    server_wait_s: 30.0
-"""
 ORACLE = ()
 CLASSICAL_DEFAULT = ("verifier.verifier.backend=classical", "verifier.agent.fusion=attr_majority")
 
 
 def _spec(tmp_path: Path, root: Path, name: str, *overrides: str) -> EvalSpec:
-    params = tmp_path / f"{name}.yaml"
-    params.write_text(PARAMS.format(run_dir=tmp_path / name))
-    spec = EvalSpec.load(params, overrides)
-    spec.set_dataset(str(root))
-    return spec
+    return oracle_veto_spec(tmp_path, root, name, "evaluator.server_wait_s=30.0", *overrides)
 
 
 def _ros(spec: EvalSpec, tmp_path: Path) -> RosEvaluation:
