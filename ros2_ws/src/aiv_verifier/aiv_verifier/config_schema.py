@@ -9,6 +9,7 @@ refuses unknown keys, so a typo in a YAML is an error instead of a silently igno
 from __future__ import annotations
 
 import dataclasses
+import functools
 import typing
 from collections.abc import Mapping
 from enum import Enum
@@ -77,6 +78,12 @@ def nested_config(flat: Mapping[str, Any]) -> dict[str, Any]:
 
 def config_parameter_defaults() -> dict[str, Any]:
     """Every agent/backend knob as a dotted parameter name with its default; they nest into the factory config."""
+    return dict(_parameter_defaults())
+
+
+@functools.cache
+def _parameter_defaults() -> dict[str, Any]:
+    # Built once: an evaluation spec consults it for every parameter it sets.
     from .agent.settings import AgentSettings
     from .query.config import QueryConfig
     from .verification.classical.backend import ClassicalParams

@@ -31,6 +31,7 @@ NODE_EXECUTABLES = (
 RESPAWNED = ("offline_sim", "verifier")
 POLL_S = 0.1
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+SIGTERM_NUMBER = int(signal.SIGTERM)
 #: Nodes exit with 2 on bad parameters; restarting them cannot help.
 CONFIG_ERROR_EXIT = 2
 
@@ -56,6 +57,18 @@ def executable_path(package: str, executable: str) -> Path:
     return path
 
 
+def _resolve_prctl():
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+# Looked up here, in the parent: between fork and exec the child should do as little as possible (it may have
+# been forked while another thread held a lock), so it only makes this one call.
+_PRCTL = _resolve_prctl() if sys.platform.startswith("linux") else None
+
+
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
     """Ask the kernel to SIGTERM this child when the process that started it dies.
 
@@ -63,11 +76,7 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
     this, a killed ``aiv-eval`` would leave three nodes running in the same ROS domain, where they would answer
     the next run's requests alongside its own nodes.
     """
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
+    _PRCTL(PR_SET_PDEATHSIG, SIGTERM_NUMBER)
 
 
 class ManagedNode:
@@ -96,7 +105,7 @@ class ManagedNode:
                 stderr=subprocess.STDOUT if output is not None else None,
                 env=self.env,
                 start_new_session=True,  # a Ctrl-C reaches us first; we stop the nodes in order
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+                preexec_fn=_die_with_parent if _PRCTL is not None else None,
             )
         finally:
             if output is not None:
