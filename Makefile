@@ -22,8 +22,8 @@ demo: setup  ## the main job: offline evaluation over ROS (3 nodes), metrics tab
 	@$(RUN) python scripts/offline_eval.py $(ARGS)
 
 bench: setup  ## ROS path vs in-process path on the first 48 val pairs: time per step, episodes/s, peak memory
-	@$(RUN) python -m aiv_offline_sim.capture.cli ensure-default --out data/pv_synthetic_default && \
-	  python -m aiv_verifier.evaluator.cli bench ros2_ws/src/aiv_verifier/config/offline_eval.yaml \
+	@$(RUN) python -m aiv_synth.cli ensure-default --out data/pv_synthetic_default && \
+	  python -m aiv_eval.cli bench ros2_ws/src/aiv_verifier/config/offline_eval.yaml \
 	  --dataset data/pv_synthetic_default --set evaluator.slice_end=48 $(ARGS)
 
 test: setup lint  ## lint, then every test (unit, ROS integration with real DDS, end to end)

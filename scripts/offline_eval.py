@@ -33,7 +33,7 @@ def ensure_default_dataset() -> Path:
     command = [
         sys.executable,
         "-m",
-        "aiv_offline_sim.capture.cli",
+        "aiv_synth.cli",
         "ensure-default",
         "--out",
         str(DEFAULT_DATASET),
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     args, passthrough = parser.parse_known_args(argv)
     dataset = args.dataset or ensure_default_dataset()
     command = [
-        sys.executable, "-m", "aiv_verifier.evaluator.cli", "run", str(PARAMS),
+        sys.executable, "-m", "aiv_eval.cli", "run", str(PARAMS),
         "--dataset", str(dataset), "--set", f"evaluator.run_dir={args.run_dir}",
         "--mode", "ros", "--table", "--report", *passthrough,
     ]  # fmt: skip

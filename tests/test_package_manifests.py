@@ -19,8 +19,11 @@ MANIFESTS = sorted(SRC.glob("*/package.xml"))
 def test_every_package_has_a_manifest():
     assert {path.parent.name for path in MANIFESTS} == {
         "aiv_common",
+        "aiv_dataset",
+        "aiv_eval",
         "aiv_interfaces",
         "aiv_offline_sim",
+        "aiv_synth",
         "aiv_verifier",
     }
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aiv_offline_sim.capture.pipeline import GenerationReport, generate_atomic
-from aiv_offline_sim.capture.presets import get_preset
+from aiv_synth.pipeline import GenerationReport, generate_atomic
+from aiv_synth.presets import get_preset
 
 
 @pytest.fixture(scope="session")

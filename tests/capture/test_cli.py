@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 import pytest
-from aiv_offline_sim.capture.cli import main
-from aiv_offline_sim.capture.marker import GENERATOR_VERSION, MARKER_NAME, is_complete
+from aiv_synth.cli import main
+from aiv_synth.marker import GENERATOR_VERSION, MARKER_NAME, is_complete
 
 
 def test_presets_lists_every_preset(capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from aiv_offline_sim.capture.marker import MARKER_NAME
-from aiv_offline_sim.capture.pipeline import ensure_dataset, generate_atomic, make_plan
-from aiv_offline_sim.capture.presets import get_preset
-from aiv_offline_sim.capture.scene import generate_room
+from aiv_synth.marker import MARKER_NAME
+from aiv_synth.pipeline import ensure_dataset, generate_atomic, make_plan
+from aiv_synth.presets import get_preset
+from aiv_synth.scene import generate_room
 
 
 def _digest(root: Path) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """A generated dataset (the ``tiny`` preset) read back through the data layer.
 
-Everything here goes through :mod:`aiv_offline_sim.dataset`, the index builder's output and the episode
+Everything here goes through :mod:`aiv_dataset`, the index builder's output and the episode
 environment, i.e. through exactly what the main job will use.
 """
 
@@ -11,12 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from aiv_offline_sim.capture.attributes import differing_attributes
-from aiv_offline_sim.capture.episode import mask_threshold
-from aiv_offline_sim.capture.objects.model import Recipe
-from aiv_offline_sim.capture.pipeline import GenerationReport, ensure_dataset
-from aiv_offline_sim.capture.presets import get_preset
-from aiv_offline_sim.dataset import (
+from aiv_dataset import (
     PInVerifyDataset,
     ProblemReport,
     episode_stats,
@@ -24,6 +19,11 @@ from aiv_offline_sim.dataset import (
     validate_dataset,
 )
 from aiv_offline_sim.environment import Action, PInVerifyEnv
+from aiv_synth.attributes import differing_attributes
+from aiv_synth.episode import mask_threshold
+from aiv_synth.objects.model import Recipe
+from aiv_synth.pipeline import GenerationReport, ensure_dataset
+from aiv_synth.presets import get_preset
 from PIL import Image
 
 V2_FIELDS = {

@@ -7,14 +7,14 @@ import math
 
 import numpy as np
 import pytest
-from aiv_offline_sim.capture.camera import (
+from aiv_synth.camera import (
     BENCHMARK_INTRINSICS,
     CameraPose,
     matrix_to_quaternion,
     pitch_action,
     pitch_for_action,
 )
-from aiv_offline_sim.capture.geometry import (
+from aiv_synth.geometry import (
     ACTIVE_SECTORS,
     azimuth,
     in_range,
@@ -22,7 +22,7 @@ from aiv_offline_sim.capture.geometry import (
     sector_bounds_deg,
     sector_of,
 )
-from aiv_offline_sim.capture.sampling import episode_seed
+from aiv_synth.sampling import episode_seed
 
 GOAL = (2.0, 0.8, -1.0)
 

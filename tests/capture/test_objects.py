@@ -8,20 +8,20 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from aiv_offline_sim.capture.attributes import (
+from aiv_dataset.constants import CATEGORIES
+from aiv_synth.attributes import (
     differing_attributes,
     make_family,
     plan_instances,
     sample_recipe,
 )
-from aiv_offline_sim.capture.camera import CameraPose
-from aiv_offline_sim.capture.descriptions import attribute_phrase, attribute_records, describe
-from aiv_offline_sim.capture.materials import Surface
-from aiv_offline_sim.capture.objects import CATALOGUE, build_instance
-from aiv_offline_sim.capture.objects.model import NONE, Recipe
-from aiv_offline_sim.capture.placement import TARGET_ID
-from aiv_offline_sim.capture.renderer import BOX, Primitive, Renderer
-from aiv_offline_sim.dataset.constants import CATEGORIES
+from aiv_synth.camera import CameraPose
+from aiv_synth.descriptions import attribute_phrase, attribute_records, describe
+from aiv_synth.materials import Surface
+from aiv_synth.objects import CATALOGUE, build_instance
+from aiv_synth.objects.model import NONE, Recipe
+from aiv_synth.placement import TARGET_ID
+from aiv_synth.renderer import BOX, Primitive, Renderer
 
 
 def _size(category: str) -> float:

@@ -7,10 +7,10 @@ import random
 
 import numpy as np
 import pytest
-from aiv_offline_sim.capture.camera import BENCHMARK_INTRINSICS
-from aiv_offline_sim.capture.episode import MASK_THRESHOLDS, is_success, mask_stats, mask_threshold
-from aiv_offline_sim.capture.geometry import azimuth, horizontal_distance, in_range, sector_of
-from aiv_offline_sim.capture.sampling import MAX_ATTEMPTS, MAX_CONSECUTIVE_FAILURES, sample_viewpoints
+from aiv_synth.camera import BENCHMARK_INTRINSICS
+from aiv_synth.episode import MASK_THRESHOLDS, is_success, mask_stats, mask_threshold
+from aiv_synth.geometry import azimuth, horizontal_distance, in_range, sector_of
+from aiv_synth.sampling import MAX_ATTEMPTS, MAX_CONSECUTIVE_FAILURES, sample_viewpoints
 
 
 def _open_floor(x: float, z: float) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aiv_verifier.evaluation import (
+from aiv_eval import (
     AttributeObservation,
     EpisodeRecord,
     RunConfig,

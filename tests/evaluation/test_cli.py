@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from aiv_verifier.evaluation import ResultsStore
-from aiv_verifier.evaluation.cli import add_analysis_subcommands, build_parser, main, run_command
+from aiv_eval import ResultsStore
+from aiv_eval.analysis_cli import add_analysis_subcommands, build_parser, main, run_command
 
 from .builders import run_config, six_episodes
 
@@ -75,7 +75,7 @@ def test_subcommands_can_join_another_parser(runs: tuple[Path, Path]) -> None:
 def test_module_entry_point() -> None:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     proc = subprocess.run(
-        [sys.executable, "-m", "aiv_verifier.evaluation.cli", "--help"],
+        [sys.executable, "-m", "aiv_eval.analysis_cli", "--help"],
         capture_output=True,
         text=True,
         env=env,

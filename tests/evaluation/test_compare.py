@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aiv_verifier.evaluation import ResultsStore, compare_runs, format_comparison_markdown
-from aiv_verifier.evaluation.compare import CompareError, runs_table_markdown, runs_table_rows
+from aiv_eval import ResultsStore, compare_runs, format_comparison_markdown
+from aiv_eval.compare import CompareError, runs_table_markdown, runs_table_rows
 
 from .builders import CONFIG_INFO, index_entry, infra, record, run_config, six_episodes
 

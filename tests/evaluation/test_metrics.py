@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from aiv_verifier.evaluation import ResultsStore, compute_metrics, write_metrics
+from aiv_eval import ResultsStore, compute_metrics, write_metrics
 
 from .builders import CONFIG_INFO, index_entry, infra, record, run_config, six_episodes
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from aiv_verifier.evaluation import ProgressBar, format_duration
+from aiv_eval import ProgressBar, format_duration
 
 
 class FakeClock:

@@ -6,7 +6,7 @@ import dataclasses
 import json
 
 import pytest
-from aiv_verifier.evaluation import (
+from aiv_eval import (
     EpisodeRecord,
     RecordError,
     TranscriptStep,
@@ -14,7 +14,7 @@ from aiv_verifier.evaluation import (
     derive_flip_direction,
     make_episode_key,
 )
-from aiv_verifier.evaluation.records import direction_offset
+from aiv_eval.records import direction_offset
 
 from .builders import index_entry, infra, record, six_episodes, transcript
 

@@ -8,9 +8,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from aiv_verifier.evaluation import ResultsStore, compute_metrics, load_run
-from aiv_verifier.evaluation.report import select_episodes, write_report
-from aiv_verifier.evaluation.report.svg import ring_state, sector_ring_svg
+from aiv_eval import ResultsStore, compute_metrics, load_run
+from aiv_eval.report import select_episodes, write_report
+from aiv_eval.report.svg import ring_state, sector_ring_svg
 from PIL import Image
 
 from .builders import index_entry, infra, record, run_config, six_episodes
@@ -158,7 +158,7 @@ def test_episode_page_content(run_dir: Path) -> None:
 
 
 def test_crops_outside_the_run_dir_are_not_embedded(tmp_path: Path) -> None:
-    from aiv_verifier.evaluation.report.crops import crop_data_uri
+    from aiv_eval.report.crops import crop_data_uri
 
     run = tmp_path / "run"
     run.mkdir()

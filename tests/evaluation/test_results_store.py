@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from aiv_verifier.evaluation import (
+from aiv_eval import (
     ConfigMismatchError,
     CorruptResultsError,
     DuplicateEpisodeError,
@@ -19,7 +19,7 @@ from aiv_verifier.evaluation import (
     StoreError,
     load_run,
 )
-from aiv_verifier.evaluation.results_store import canonical_results_bytes
+from aiv_eval.results_store import canonical_results_bytes
 
 from .builders import index_entry, infra, record, run_config, six_episodes
 
@@ -210,7 +210,7 @@ def test_two_writers_cannot_open_one_run_dir(tmp_path: Path) -> None:
             f"""
             import sys
             sys.path[:0] = {sys.path!r}
-            from aiv_verifier.evaluation import ResultsStore, RunDirLockedError
+            from aiv_eval import ResultsStore, RunDirLockedError
             from evaluation.builders import run_config
             try:
                 ResultsStore.open({str(run_dir)!r}, run_config())
@@ -281,7 +281,7 @@ def test_a_killed_writer_loses_only_its_partial_line_and_releases_the_lock(tmp_p
         f"""
         import os, signal, sys
         sys.path[:0] = {sys.path!r}
-        from aiv_verifier.evaluation import ResultsStore
+        from aiv_eval import ResultsStore
         from evaluation.builders import run_config, six_episodes
         records = six_episodes()
         store = ResultsStore.open({str(run_dir)!r}, run_config())

@@ -6,14 +6,14 @@ import math
 
 import numpy as np
 import pytest
-from aiv_verifier.evaluation import (
+from aiv_eval import (
     cluster_bootstrap_ci,
     mcnemar_exact,
     mcnemar_exact_p,
     paired_bootstrap_diff,
     wilson_interval,
 )
-from aiv_verifier.evaluation.statistics import z_value
+from aiv_eval.statistics import z_value
 
 
 @pytest.mark.parametrize(

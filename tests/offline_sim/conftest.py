@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiv_offline_sim.dataset import PInVerifyDataset, parse_pair_record
-from aiv_offline_sim.dataset.fields import Where
+from aiv_dataset import PInVerifyDataset, parse_pair_record
+from aiv_dataset.fields import Where
 from aiv_offline_sim.environment import PInVerifyEnv
 from support.tiny_dataset import EpisodeHandle, EpisodeSpec, TinyDataset
 

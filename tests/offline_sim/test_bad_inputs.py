@@ -6,7 +6,7 @@ import json
 import os
 
 import pytest
-from aiv_offline_sim.dataset import (
+from aiv_dataset import (
     DatasetError,
     PInVerifyDataset,
     ProblemReport,
@@ -14,9 +14,9 @@ from aiv_offline_sim.dataset import (
     read_pair_index,
     validate_dataset,
 )
-from aiv_offline_sim.dataset.fields import Where
+from aiv_dataset.fields import Where
+from aiv_dataset.index_builder import scan_raw_index
 from aiv_offline_sim.environment import Action, PInVerifyEnv
-from aiv_offline_sim.index_builder import scan_raw_index
 from support.tiny_dataset import DROP, EpisodeSpec, View, ring
 
 

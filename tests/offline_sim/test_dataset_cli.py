@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from aiv_offline_sim.dataset import PInVerifyDataset, episode_stats, summarize
-from aiv_offline_sim.dataset_cli import main
+from aiv_dataset import PInVerifyDataset, episode_stats, summarize
+from aiv_dataset.cli import main
 from support.tiny_dataset import EpisodeSpec, build_small_benchmark, ring
 
 

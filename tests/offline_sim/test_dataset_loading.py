@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from aiv_offline_sim.dataset import (
+from aiv_dataset import (
     DatasetError,
     DescriptionDB,
     Distractor,
@@ -26,7 +26,7 @@ from aiv_offline_sim.dataset import (
     sector_summary,
     validate_dataset,
 )
-from aiv_offline_sim.dataset.fields import Where
+from aiv_dataset.fields import Where
 from support.tiny_dataset import (
     FULL_IMAGE,
     PAPER_EXAMPLE_INDEX_RECORD,

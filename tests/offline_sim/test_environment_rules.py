@@ -12,8 +12,8 @@ import random
 
 import numpy as np
 import pytest
-from aiv_offline_sim.dataset import DatasetError, PInVerifyDataset, parse_pair_record
-from aiv_offline_sim.dataset.fields import Where
+from aiv_dataset import DatasetError, PInVerifyDataset, parse_pair_record
+from aiv_dataset.fields import Where
 from aiv_offline_sim.environment import (
     SEED_POLICIES,
     TRAP_WARNING,

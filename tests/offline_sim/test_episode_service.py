@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from aiv_offline_sim.dataset.layout import PInVerifyDataset
+from aiv_dataset.layout import PInVerifyDataset
 from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import (
     EpisodeRequestError,

@@ -8,13 +8,13 @@ import random
 from collections import Counter
 
 import pytest
-from aiv_offline_sim.dataset import (
+from aiv_dataset import (
     EpisodeEntry,
     PInVerifyDataset,
     load_distractor_map,
     read_pair_index,
 )
-from aiv_offline_sim.index_builder import (
+from aiv_dataset.index_builder import (
     build_distractor_map,
     build_index,
     make_pairs,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from aiv_eval.episode_client import warm_up_verifier
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import AttributeState, Verdict
-from aiv_verifier.episode_client import warm_up_verifier
 from rclpy.action import ActionClient
 from support.ros_harness import python_node_argv, wait_until
 

@@ -17,11 +17,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from aiv_eval.in_process import run_in_process
+from aiv_eval.ros_mode import ManagedNode, RosEvaluation, executable_path
+from aiv_eval.spec import EvalSpec
 from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import StepReport
-from aiv_verifier.evaluator.in_process import run_in_process
-from aiv_verifier.evaluator.ros_mode import ManagedNode, RosEvaluation, executable_path
-from aiv_verifier.evaluator.spec import EvalSpec
 from support.eval_specs import oracle_veto_spec
 from support.ros_harness import wait_until
 
@@ -185,7 +185,7 @@ def test_run_dir_of_another_configuration_is_refused(tmp_path: Path, micro_root:
 
 
 def test_evaluator_without_servers_and_with_bad_parameters_exits_with_a_reason(tmp_path: Path) -> None:
-    evaluator = executable_path("aiv_verifier", "evaluator")
+    evaluator = executable_path("aiv_eval", "evaluator")
     alone = ManagedNode(
         "evaluator",
         [str(evaluator), "--ros-args", "-p", "server_wait_s:=1.0", "-p", f"run_dir:={tmp_path / 'run'}"],

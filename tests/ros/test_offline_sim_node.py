@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from aiv_common.image_conversion import imgmsg_to_numpy
 from aiv_common.stamps import stamp_to_nanoseconds
+from aiv_dataset.layout import PInVerifyDataset
 from aiv_interfaces.action import MoveToSector
 from aiv_interfaces.msg import GroundTruthView
 from aiv_interfaces.srv import StartEpisode
-from aiv_offline_sim.dataset.layout import PInVerifyDataset
 from aiv_offline_sim.environment import Action, PInVerifyEnv, StepOutcome
 from rclpy.action import ActionClient
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy

@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from aiv_common.image_conversion import numpy_to_imgmsg
+from aiv_dataset.layout import PInVerifyDataset
+from aiv_eval.env_driver import run_env_episode
+from aiv_eval.episode_client import EpisodeRequest, RosEpisodeClient, warm_up_verifier
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import GroundTruthView, Verdict
-from aiv_offline_sim.dataset.layout import PInVerifyDataset
 from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import pair_key
-from aiv_verifier.agent.env_driver import run_env_episode
 from aiv_verifier.agent.factory import AgentFactory
 from aiv_verifier.config_schema import nested_config
-from aiv_verifier.episode_client import EpisodeRequest, RosEpisodeClient, warm_up_verifier
 from aiv_verifier.ros_messages import decision_code, decision_from_code
 from rclpy.action import ActionClient, ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup

@@ -7,8 +7,8 @@ from pathlib import Path
 
 def generate_preset(parent: Path, preset: str = "micro", seed: int = 42) -> Path:
     """Generate ``preset`` under ``parent`` (a few seconds for micro) and return the dataset root."""
-    from aiv_offline_sim.capture.pipeline import generate_atomic
-    from aiv_offline_sim.capture.presets import get_preset
+    from aiv_synth.pipeline import generate_atomic
+    from aiv_synth.presets import get_preset
 
     report = generate_atomic(
         get_preset(preset), parent / f"pv_{preset}", seed=seed, workers=1, log=lambda _: None

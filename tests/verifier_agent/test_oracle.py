@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from aiv_offline_sim.dataset import PInVerifyDataset
+from aiv_dataset import PInVerifyDataset
 from aiv_verifier.core.types import Attribute, Decision
 from aiv_verifier.verification.base import PrivilegedViewInfo, VerifierError, ViewInput
 from aiv_verifier.verification.oracle import (

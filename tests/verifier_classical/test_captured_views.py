@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from aiv_offline_sim.capture.pipeline import generate_atomic
-from aiv_offline_sim.capture.presets import get_preset
+from aiv_synth.pipeline import generate_atomic
+from aiv_synth.presets import get_preset
 from aiv_verifier.core.crop import crop_with_gt_box
 from aiv_verifier.core.types import Attribute, Decision
 from aiv_verifier.verification.base import ViewInput

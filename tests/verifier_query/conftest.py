@@ -17,8 +17,8 @@ if importlib.util.find_spec("aiv_verifier") is None:
 
 def synthetic_descriptions(root: Path, seed: int = 42, preset: str = "default") -> Path:
     """Write the capture pipeline's two description files for ``preset``/``seed`` under ``root``."""
-    from aiv_offline_sim.capture.pipeline import make_plan, write_descriptions
-    from aiv_offline_sim.capture.presets import get_preset
+    from aiv_synth.pipeline import make_plan, write_descriptions
+    from aiv_synth.presets import get_preset
 
     root.mkdir(parents=True, exist_ok=True)
     write_descriptions(root, make_plan(get_preset(preset), seed, root))

@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from aiv_offline_sim.dataset.caches import load_attr_cache, load_category_cache, load_merge_cache
-from aiv_offline_sim.dataset.errors import DatasetError
+from aiv_dataset.caches import load_attr_cache, load_category_cache, load_merge_cache
+from aiv_dataset.errors import DatasetError
 from aiv_verifier.query import QueryCaches, build_query_interpreter, derived_key
 
 from .test_llm import ATTRS_JSON, FakeLanguageModel

@@ -19,13 +19,11 @@ setup(
     zip_safe=True,
     maintainer="AIV team",
     maintainer_email="aiv-dev@example.org",
-    description="PInVerify data layer, episode environment and offline simulator node.",
+    description="PInVerify episode environment and the offline simulator node.",
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
             "offline_sim = aiv_offline_sim.sim_node:main",
-            "aiv-dataset = aiv_offline_sim.dataset_cli:main",
-            "aiv-capture = aiv_offline_sim.capture.cli:main",
         ],
     },
 )

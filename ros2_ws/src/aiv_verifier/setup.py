@@ -27,8 +27,6 @@ setup(
     entry_points={
         "console_scripts": [
             "verifier = aiv_verifier.verifier_node:main",
-            "evaluator = aiv_verifier.evaluator_node:main",
-            "aiv-eval = aiv_verifier.evaluator.cli:main",
         ],
     },
 )

@@ -1,5 +1,6 @@
-"""PInVerify benchmark data, episode environment and the offline simulator node.
+"""The offline simulator: PInVerify episodes served as a robot's camera and base would serve them.
 
-The dataset and environment modules are ROS-free so that the evaluator can run episodes
-in-process; only :mod:`aiv_offline_sim.sim_node` imports rclpy.
+:mod:`.sector_map` and :mod:`.environment` hold the benchmark's move semantics (ROS-free, so the in-process
+evaluator runs the same rules), :mod:`.episode_service` turns them into request/reply operations, and
+:mod:`.sim_node` is the thin rclpy node. The dataset format itself lives in :mod:`aiv_dataset`.
 """

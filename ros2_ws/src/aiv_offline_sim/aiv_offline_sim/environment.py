@@ -32,15 +32,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
+from aiv_dataset.descriptions import DescriptionDB
+from aiv_dataset.directions import DirectionError, clean_direction, normalize_direction
+from aiv_dataset.errors import DatasetError
+from aiv_dataset.fields import Where, as_list, as_vector
+from aiv_dataset.images import ImageRef
+from aiv_dataset.index_records import PairRecord
+from aiv_dataset.layout import PInVerifyDataset
+from aiv_dataset.meta import CameraIntrinsics, Viewpoint, parse_viewpoint
 
-from .dataset.descriptions import DescriptionDB
-from .dataset.errors import DatasetError
-from .dataset.fields import Where, as_list, as_vector
-from .dataset.images import ImageRef
-from .dataset.index_records import PairRecord
-from .dataset.layout import PInVerifyDataset
-from .dataset.meta import CameraIntrinsics, Viewpoint, parse_viewpoint
-from .directions import DirectionError, clean_direction, normalize_direction
 from .sector_map import MoveOutcome, SectorMap, build_sector_map, resolve_move
 
 #: Names of the start-sector seeding policies (see module docstring).

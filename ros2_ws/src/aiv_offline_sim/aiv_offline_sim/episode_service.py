@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
+from aiv_dataset.descriptions import DescriptionDB
+from aiv_dataset.directions import DIRECTIONS, DirectionError, normalize_direction
+from aiv_dataset.errors import DatasetError
+from aiv_dataset.index_records import PairRecord
+from aiv_dataset.meta import CameraIntrinsics
 
-from .dataset.descriptions import DescriptionDB
-from .dataset.errors import DatasetError
-from .dataset.index_records import PairRecord
-from .dataset.meta import CameraIntrinsics
-from .directions import DIRECTIONS, DirectionError, normalize_direction
 from .environment import Action, Observation, PInVerifyEnv, StepInfo, StepOutcome
 
 # The benchmark camera (spec §2.3), used when an episode's meta.json carries no intrinsics.

@@ -20,6 +20,8 @@ from pathlib import Path
 import rclpy
 from aiv_common.image_conversion import numpy_to_imgmsg
 from aiv_common.qos import LATCHED_FRAME, declare_qos_parameters
+from aiv_dataset.errors import DatasetError, ProblemReport
+from aiv_dataset.layout import PInVerifyDataset
 from aiv_interfaces.action import MoveToSector
 from aiv_interfaces.msg import Detection2D, GroundTruthView, SectorViewpoint
 from aiv_interfaces.srv import StartEpisode
@@ -31,8 +33,6 @@ from rclpy.node import Node
 from sensor_msgs.msg import CameraInfo
 from std_msgs.msg import Header
 
-from .dataset.errors import DatasetError, ProblemReport
-from .dataset.layout import PInVerifyDataset
 from .environment import SEED_POLICIES, VIEW_PRIORITIES, LayoutEntry, Observation, PInVerifyEnv
 from .episode_service import (
     CATEGORY_MASK_THRESHOLDS_PX,

@@ -1,5 +1,6 @@
-"""Active instance verification: a ROS-free agent core plus thin ROS 2 nodes.
+"""Active instance verification: a ROS-free agent core plus a thin ROS 2 node.
 
-``aiv_verifier.ros`` holds the helpers every node shares (image conversion, QoS parsing);
-nothing outside it and the node modules imports rclpy.
+The core (``query``, ``detection``, ``verification``, ``core``, ``agent``) imports no rclpy; only the node
+modules (``verifier_node``, ``ros_messages``) do. No module here imports the simulator (``aiv_offline_sim``),
+the generator (``aiv_synth``) or the evaluation (``aiv_eval``): the verifier runs unchanged on a robot.
 """

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import rclpy
+from aiv_common.action_waits import ServerLostError, action_server_watch, wait_for_future_while
 from aiv_common.image_conversion import ImageConversionError, imgmsg_to_rgb, numpy_to_imgmsg
 from aiv_common.qos import LATCHED_FRAME, declare_qos_parameters
 from aiv_common.stamps import nanoseconds_to_stamp, stamp_to_nanoseconds
@@ -41,7 +42,6 @@ from .agent.trace import EpisodeTrace, MoveResult, summarize
 from .config_schema import config_parameter_defaults, nested_config
 from .debug_view import compose_debug_view
 from .detection.base import BoxMode
-from .episode_client import ServerLostError, action_server_watch, wait_for_future_while
 from .frame_cache import FrameCache, FrameTimeout
 from .ros_messages import (
     detections_from_message,

@@ -50,7 +50,7 @@ def generate_launch_description() -> LaunchDescription:
         respawn_delay=1.0,
     )
     evaluator = Node(
-        package="aiv_verifier",
+        package="aiv_eval",
         executable="evaluator",
         name="evaluator",
         output="screen",

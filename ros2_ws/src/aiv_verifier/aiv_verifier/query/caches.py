@@ -3,7 +3,7 @@
 Files (in one directory, normally the dataset root): ``category_cache.json`` ``{id: {"pred_coarse", "raw"}}``,
 ``attr_cache.json`` ``{id: {"attributes", "target_class", "raw", "max_attrs"}}`` and ``merge_cache.json``
 ``{id: {"merged_description", "raw"}}``, all keyed by the **query object id**. Missing files are empty caches;
-a malformed file is an error at start-up (loaders of ``aiv_offline_sim.dataset.caches``), never a silent
+a malformed file is an error at start-up (loaders of ``aiv_dataset.caches``), never a silent
 fallback to online calls.
 
 The verifier is only given descriptions, so the id is recovered from a description database
@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from aiv_offline_sim.dataset.caches import (
+from aiv_dataset.caches import (
     AttrCacheEntry,
     CategoryCacheEntry,
     MergeCacheEntry,
@@ -39,8 +39,8 @@ from aiv_offline_sim.dataset.caches import (
     load_category_cache,
     load_merge_cache,
 )
-from aiv_offline_sim.dataset.caches import Attribute as CacheAttribute
-from aiv_offline_sim.dataset.descriptions import load_descriptions
+from aiv_dataset.caches import Attribute as CacheAttribute
+from aiv_dataset.descriptions import load_descriptions
 
 from ..core.types import ATTRIBUTE_TYPES, Attribute
 

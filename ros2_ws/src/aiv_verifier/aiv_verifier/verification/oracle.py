@@ -109,7 +109,7 @@ class GroundTruthLibrary:
         self._by_descriptions = self._load_description_index()
 
     def _load_description_index(self) -> dict[tuple[str, ...], str]:
-        from aiv_offline_sim.dataset.layout import PInVerifyDataset
+        from aiv_dataset.layout import PInVerifyDataset
 
         db = PInVerifyDataset(self.root).load_descriptions()
         if db is None:
@@ -161,8 +161,8 @@ def _absent_attributes(data: Mapping[str, Any]) -> dict[str, TruthAttribute]:
     missing = [str(name) for name, value in dict(data.get("recipe", {})).items() if value == ABSENT]
     if not missing:
         return {}
-    from aiv_offline_sim.capture.descriptions import absence_phrase
-    from aiv_offline_sim.capture.objects import CATALOGUE
+    from aiv_synth.descriptions import absence_phrase
+    from aiv_synth.objects import CATALOGUE
 
     spec = CATALOGUE.get(str(data["object_category"]))
     if spec is None:

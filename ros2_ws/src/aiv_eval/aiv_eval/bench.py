@@ -1,0 +1,122 @@
+"""``aiv-eval bench``: what the ROS path costs over the in-process path, measured in one invocation.
+
+Both modes evaluate the same params file and slice into fresh run dirs under ``--out``:
+
+- in-process in a child process (so its peak memory is its own, read from ``wait4`` like the nodes');
+- over ROS with the simulator, verifier and evaluator as three processes (``ros_mode.RosEvaluation``).
+
+Loop time is the evaluator's own ``wall_time_s`` (from the first episode to the last, without process start-up
+and model loading, which are reported separately), so the per-step figures compare like with like. The step
+count comes from the records, which must be identical in both modes; the command says so if they are not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .ros_mode import ManagedNode, RosEvaluation
+from .spec import EvalSpec
+
+
+@dataclass(frozen=True)
+class ModeTiming:
+    mode: str
+    episodes: int
+    steps: int
+    loop_s: float
+    total_s: float
+    peak_rss_mib: dict[str, float]
+    exit_code: int | None
+
+    @property
+    def episodes_per_s(self) -> float:
+        return self.episodes / self.loop_s if self.loop_s > 0 else float("nan")
+
+    @property
+    def ms_per_step(self) -> float:
+        return 1000.0 * self.loop_s / self.steps if self.steps else float("nan")
+
+
+def _timing(
+    mode: str, run_dir: Path, total_s: float, peaks: dict[str, float], code: int | None
+) -> ModeTiming:
+    lines = (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    ok = [record for record in records if record["status"] == "ok"]
+    metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+    return ModeTiming(
+        mode=mode,
+        episodes=len(ok),
+        steps=sum(int(record["steps"]) for record in ok),
+        loop_s=float(metrics.get("wall_time_s") or 0.0),
+        total_s=total_s,
+        peak_rss_mib=peaks,
+        exit_code=code,
+    )
+
+
+def run_in_process_child(params: Path, overrides: list[str], run_dir: Path, log: Path) -> ModeTiming:
+    argv = [sys.executable, "-m", "aiv_eval.cli", "run", str(params), "--mode", "inprocess"]
+    for item in [*overrides, f"evaluator.run_dir={run_dir}"]:
+        argv += ["--set", item]
+    child = ManagedNode("inprocess", argv, log, dict(os.environ))
+    started = time.perf_counter()
+    child.start()
+    code = child.wait(timeout_s=24 * 3600.0)
+    total = time.perf_counter() - started
+    return _timing("in-process", run_dir, total, {"aiv-eval (in-process)": child.peak_rss_kib / 1024.0}, code)
+
+
+def run_ros(spec: EvalSpec, log: Path) -> ModeTiming:
+    evaluation = RosEvaluation(spec, evaluator_output=log)
+    result = evaluation.run()
+    return _timing("ROS", result.run_dir, result.wall_s, result.peak_rss_mib, result.evaluator_exit_code)
+
+
+def format_report(inproc: ModeTiming, ros: ModeTiming, identical: bool) -> str:
+    rows = [
+        ("episodes answered", f"{inproc.episodes}", f"{ros.episodes}"),
+        ("steps", f"{inproc.steps}", f"{ros.steps}"),
+        ("evaluation loop (s)", f"{inproc.loop_s:.2f}", f"{ros.loop_s:.2f}"),
+        ("whole command incl. start-up (s)", f"{inproc.total_s:.2f}", f"{ros.total_s:.2f}"),
+        ("episodes per second", f"{inproc.episodes_per_s:.3f}", f"{ros.episodes_per_s:.3f}"),
+        ("ms per step", f"{inproc.ms_per_step:.1f}", f"{ros.ms_per_step:.1f}"),
+    ]
+    lines = ["| measure | in-process | ROS (3 nodes) |", "|---|---|---|"]
+    lines += [f"| {name} | {a} | {b} |" for name, a, b in rows]
+    lines.append("")
+    lines.append("| process | peak RSS (MiB) |")
+    lines.append("|---|---|")
+    for name, peak in {**inproc.peak_rss_mib, **ros.peak_rss_mib}.items():
+        lines.append(f"| {name} | {peak:.0f} |")
+    lines.append("")
+    ratio = ros.ms_per_step / inproc.ms_per_step if inproc.ms_per_step else float("nan")
+    lines.append(f"ROS / in-process time per step: {ratio:.2f}x")
+    lines.append(f"ROS overhead per step: {ros.ms_per_step - inproc.ms_per_step:+.1f} ms")
+    lines.append(f"identical results.jsonl in both modes: {'yes' if identical else 'NO'}")
+    if inproc.exit_code or ros.exit_code:
+        lines.append(f"exit codes: in-process {inproc.exit_code}, ROS evaluator {ros.exit_code}")
+    return "\n".join(lines)
+
+
+def bench(params: Path, overrides: list[str], out: Path, dataset: str | None = None) -> tuple[str, bool]:
+    """Run both modes into ``out``; returns the printed report and whether the results were identical."""
+    out.mkdir(parents=True, exist_ok=True)
+    overrides = [*overrides, "evaluator.write_report=false"]
+    if dataset:
+        overrides += [f"offline_sim.dataset_root={dataset}", f"verifier.verifier.dataset_root={dataset}"]
+    for name in ("inprocess", "ros"):
+        if (out / name / "results.jsonl").exists():
+            raise FileExistsError(f"{out / name} holds an earlier run; pass an empty --out directory")
+    inproc = run_in_process_child(params, overrides, out / "inprocess", out / "inprocess.log")
+    spec = EvalSpec.load(params, [*overrides, f"evaluator.run_dir={out / 'ros'}"])
+    ros = run_ros(spec, out / "ros-evaluator.log")
+    identical = (out / "inprocess" / "results.jsonl").read_bytes() == (
+        out / "ros" / "results.jsonl"
+    ).read_bytes()
+    return format_report(inproc, ros, identical), identical

@@ -1,0 +1,157 @@
+"""``aiv-eval``: run evaluations and analyse runs.
+
+``aiv-eval run PARAMS.yaml [--dataset DIR] [--set node.param=value ...] [--sweep node.param=a,b ...]``
+evaluates the configuration over ROS (``--mode ros``, the default: simulator, verifier and evaluator node
+processes with one params file) or in-process (``--mode inprocess``: the same agent and environment without
+ROS, for fast sweeps); both write the same records. A sweep runs every combination of the listed values into
+``<run_dir>/<name>`` sub-directories. ``metrics``, ``compare``, ``table`` and ``report`` analyse finished runs;
+``bench`` measures the ROS path against the in-process path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import signal
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from .analysis_cli import add_analysis_subcommands, run_command
+from .spec import EvalSpec, SpecError
+
+
+def _sweep_axes(items: Sequence[str]) -> list[tuple[str, list[str]]]:
+    axes = []
+    for item in items:
+        if "=" not in item:
+            raise SpecError(f"sweep {item!r}: expected node.param=value1,value2")
+        name, values = item.split("=", 1)
+        axes.append((name, [value for value in values.split(",") if value]))
+    return axes
+
+
+def _run_one(spec: EvalSpec, mode: str) -> tuple[Path, bool]:
+    """Run one configuration; returns the run dir and whether every episode got an answer."""
+    if mode == "inprocess":
+        from .in_process import run_in_process
+
+        outcome = run_in_process(spec)
+        return outcome.run_dir, outcome.complete
+    from .ros_mode import RosEvaluation
+
+    result = RosEvaluation(spec).run()
+    print(
+        f"[aiv-eval] ROS run finished in {result.wall_s:.1f} s, evaluator exit code {result.evaluator_exit_code}; "
+        f"node logs in {result.run_dir / 'logs'}"
+    )
+    return result.run_dir, result.evaluator_exit_code == 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from . import write_report
+
+    base_overrides = list(args.set or [])
+    axes = _sweep_axes(args.sweep or [])
+    combinations = list(
+        itertools.product(*[[(name, value) for value in values] for name, values in axes])
+    ) or [()]
+    run_dirs = []
+    all_complete = True
+    for combination in combinations:
+        overrides = base_overrides + [f"{name}={value}" for name, value in combination]
+        spec = EvalSpec.load(args.params, overrides)
+        if args.dataset:
+            spec.set_dataset(args.dataset)
+        if combination:
+            suffix = "_".join(f"{name.rsplit('.', 1)[-1]}-{value}" for name, value in combination)
+            spec.evaluator["run_dir"] = str(Path(str(spec.evaluator["run_dir"])) / suffix)
+            spec.evaluator["run_name"] = suffix
+        run_dir, complete = _run_one(spec, args.mode)
+        run_dirs.append(run_dir)
+        all_complete = all_complete and complete
+        print(f"run written to {run_dir}")
+        if args.table:
+            _print_table([run_dir])
+    if args.report:
+        write_report(run_dirs)
+        print(f"report: {run_dirs[0] / 'report.html'}")
+    if len(run_dirs) > 1 and args.table:
+        _print_table(run_dirs)
+    return 0 if all_complete else 1
+
+
+def _print_table(run_dirs: Sequence[Path]) -> None:
+    from . import format_runs_table_markdown, load_run, runs_table_rows
+
+    print(format_runs_table_markdown(runs_table_rows([load_run(run_dir) for run_dir in run_dirs])))
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from .bench import bench
+
+    out = Path(args.out) if args.out else Path("runs") / "bench" / time.strftime("%Y%m%d-%H%M%S")
+    report, identical = bench(Path(args.params), list(args.set or []), out, args.dataset)
+    print(report)
+    print(f"runs and logs: {out}")
+    return 0 if identical else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="aiv-eval", description="Run, score, compare and report AIV evaluations."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = sub.add_parser("run", help="evaluate a params YAML over its index slice")
+    run.add_argument("params", help="params YAML with offline_sim / verifier / evaluator sections")
+    run.add_argument("--dataset", help="dataset root for every node (overrides the YAML)")
+    run.add_argument("--set", action="append", metavar="NODE.PARAM=VALUE", help="override one parameter")
+    run.add_argument("--sweep", action="append", metavar="NODE.PARAM=A,B", help="run every listed value")
+    run.add_argument(
+        "--mode",
+        choices=("ros", "inprocess"),
+        default="ros",
+        help="ros: three node processes over DDS (default); inprocess: same agent, no ROS",
+    )
+    run.add_argument("--table", action="store_true", help="print the metrics table of each run")
+    run.add_argument("--report", action="store_true", help="write report.md / report.html afterwards")
+    run.set_defaults(func=_run)
+    bench = sub.add_parser("bench", help="time the ROS path against the in-process path on one slice")
+    bench.add_argument("params", help="params YAML with offline_sim / verifier / evaluator sections")
+    bench.add_argument("--dataset", help="dataset root for every node (overrides the YAML)")
+    bench.add_argument("--set", action="append", metavar="NODE.PARAM=VALUE", help="override one parameter")
+    bench.add_argument("--out", help="empty directory for both runs (default runs/bench/<time>)")
+    bench.set_defaults(func=_bench)
+    add_analysis_subcommands(sub)
+    return parser
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    # SIGTERM (a CI timeout, `kill`) stops the node processes in order, exactly like Ctrl-C.
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
+    try:
+        return run_command(args)
+    except SpecError as error:
+        print(f"aiv-eval: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            "aiv-eval: interrupted; what was recorded is kept, run the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

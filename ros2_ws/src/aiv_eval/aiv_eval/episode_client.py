@@ -1,0 +1,183 @@
+"""Client side of one offline episode over ROS: StartEpisode on the simulator, then VerifyInstance.
+
+Used by the evaluator node and by integration tests. It never sees labels (the simulator does not send them);
+it hands the verifier the start frame's stamp and sector so the verifier judges exactly the view the simulator
+just published, whatever else is in flight.
+
+Every wait is bounded; a missing server or a lost reply becomes :class:`EpisodeInfrastructureError` with a
+message naming the step, which the evaluator records as an infrastructure failure (and may retry).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from aiv_common.action_waits import (
+    ServerLostError,
+    action_server_watch,
+    wait_for_future,
+    wait_for_future_while,
+)
+from aiv_interfaces.action import VerifyInstance
+from aiv_interfaces.msg import StepReport, Verdict
+from aiv_interfaces.srv import StartEpisode
+from rclpy.action import ActionClient
+from rclpy.node import Node
+
+
+class EpisodeInfrastructureError(RuntimeError):
+    """The episode could not be run for reasons that say nothing about the agent's answer."""
+
+
+@contextlib.contextmanager
+def _lost_server_is_infrastructure() -> Iterator[None]:
+    """A server that left the graph mid-request is an infrastructure failure of the episode."""
+    try:
+        yield
+    except ServerLostError as error:
+        raise EpisodeInfrastructureError(str(error)) from error
+
+
+class ServersUnavailableError(EpisodeInfrastructureError):
+    """The simulator or the verifier is not there at all (not started, or crashed and not back in time)."""
+
+
+@dataclass(frozen=True)
+class EpisodeRequest:
+    index: int = -1
+    episode_key: str = ""
+    query_mode: str = ""
+    nbv_strategy: str = ""
+    fusion: str = ""
+    step_budget: int = 0
+
+
+@dataclass
+class EpisodeRun:
+    start: StartEpisode.Response
+    verdict: Verdict
+    feedback: list[StepReport] = field(default_factory=list)
+
+
+def warm_up_verifier(client: ActionClient, *, attempts: int, wait_s: float) -> None:
+    """Make sure goal replies reach us before sending a real goal.
+
+    Right after discovery a server can receive our goal before it has matched our reply reader; rmw then drops
+    the reply ("failed to send response") and, for a real goal, we would never learn that it was accepted. A
+    goal without descriptions is refused at once and costs nothing, so it is safe to repeat until one reply
+    comes back.
+    """
+    for _attempt in range(attempts):
+        future = client.send_goal_async(VerifyInstance.Goal(request_id="aiv-warm-up"))
+        if wait_for_future(future, wait_s):
+            return
+    raise EpisodeInfrastructureError(f"the verifier never answered a goal in {attempts} tries")
+
+
+class RosEpisodeClient:
+    """Runs episodes through a simulator and a verifier reachable from ``node`` (which someone spins)."""
+
+    def __init__(
+        self,
+        node: Node,
+        *,
+        start_service: str = "start_episode",
+        verify_action: str = "verify_instance",
+        server_wait_s: float = 10.0,
+        start_timeout_s: float = 15.0,
+        verdict_timeout_s: float = 300.0,
+    ) -> None:
+        self.node = node
+        self.start_client = node.create_client(StartEpisode, start_service)
+        self.verify_action = verify_action
+        self.verify_client = ActionClient(node, VerifyInstance, verify_action)
+        self.server_wait_s = server_wait_s
+        self.start_timeout_s = start_timeout_s
+        self.start_attempts = 3
+        self._warmed_up = False
+        self.verdict_timeout_s = verdict_timeout_s
+
+    def wait_for_servers(self, timeout_s: float | None = None) -> None:
+        timeout = self.server_wait_s if timeout_s is None else timeout_s
+        if not self.start_client.service_is_ready() or not self.verify_client.server_is_ready():
+            # A server that left (crash, restart) must prove again that its replies reach us.
+            self._warmed_up = False
+        if not self.start_client.wait_for_service(timeout_sec=timeout):
+            raise ServersUnavailableError(
+                f"simulator service {self.start_client.srv_name!r} not available after {timeout:.0f} s"
+            )
+        if not self.verify_client.wait_for_server(timeout_sec=timeout):
+            raise ServersUnavailableError(f"verifier action server not available after {timeout:.0f} s")
+        if not self._warmed_up:
+            warm_up_verifier(self.verify_client, attempts=5, wait_s=max(1.0, timeout / 5))
+            self._warmed_up = True
+
+    def start(self, request: EpisodeRequest) -> StartEpisode.Response:
+        """Load an episode on the simulator (its start view gets published) without verifying it."""
+        with _lost_server_is_infrastructure():
+            return self._start(request)
+
+    def run(self, request: EpisodeRequest) -> EpisodeRun:
+        with _lost_server_is_infrastructure():
+            return self._run(request)
+
+    def _start(self, request: EpisodeRequest) -> StartEpisode.Response:
+        self.wait_for_servers()
+        # A service reply is dropped when the server has not yet discovered our reply reader (rmw reports
+        # "failed to send response"); StartEpisode is idempotent, so asking again is safe.
+        start_future = None
+        for _attempt in range(self.start_attempts):
+            start_future = self.start_client.call_async(
+                StartEpisode.Request(index=int(request.index), episode_key=request.episode_key)
+            )
+            if wait_for_future_while(
+                start_future,
+                self.start_timeout_s / self.start_attempts,
+                self.start_client.service_is_ready,
+                "the simulator",
+            ):
+                break
+        else:
+            raise EpisodeInfrastructureError(
+                f"StartEpisode({request.index}) got no reply in {self.start_attempts} tries "
+                f"over {self.start_timeout_s} s"
+            )
+        start = start_future.result()
+        if start is None or not start.success:
+            message = "no response" if start is None else start.message
+            raise EpisodeInfrastructureError(f"StartEpisode({request.index}) failed: {message}")
+        return start
+
+    def _run(self, request: EpisodeRequest) -> EpisodeRun:
+        start = self._start(request)
+        feedback: list[StepReport] = []
+        goal = VerifyInstance.Goal(
+            request_id=start.episode_key,
+            episode_key=start.episode_key,
+            descriptions=list(start.descriptions),
+            step_budget=int(request.step_budget or start.max_steps),
+            query_mode=request.query_mode,
+            nbv_strategy=request.nbv_strategy,
+            fusion=request.fusion,
+            start_stamp=start.frame_stamp,
+            start_sector=int(start.start_sector),
+        )
+        server_alive = action_server_watch(self.node, self.verify_action)
+        goal_future = self.verify_client.send_goal_async(
+            goal, feedback_callback=lambda msg: feedback.append(msg.feedback.step)
+        )
+        if not wait_for_future_while(goal_future, self.start_timeout_s, server_alive, "the verifier"):
+            raise EpisodeInfrastructureError("the verifier did not acknowledge the goal")
+        handle = goal_future.result()
+        if handle is None or not handle.accepted:
+            raise EpisodeInfrastructureError("the verifier refused the goal")
+        result_future = handle.get_result_async()
+        if not wait_for_future_while(result_future, self.verdict_timeout_s, server_alive, "the verifier"):
+            handle.cancel_goal_async()
+            raise EpisodeInfrastructureError(f"no verdict within {self.verdict_timeout_s} s")
+        response = result_future.result()
+        if response is None:
+            raise EpisodeInfrastructureError("the verifier returned no result")
+        return EpisodeRun(start=start, verdict=response.result.verdict, feedback=feedback)

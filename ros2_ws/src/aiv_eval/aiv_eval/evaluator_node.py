@@ -1,0 +1,269 @@
+"""The ``evaluator`` node: runs a benchmark index through a simulator and a verifier over ROS and scores it.
+
+For each selected index entry it loads the episode on ``offline_sim`` (StartEpisode by the pair's key), sends
+the descriptions to the verifier (VerifyInstance, starting from the published frame), collects the step
+feedback and the verdict, and scores the verdict with the labels only this node holds. Records go to the same
+append-only, resumable ``results.jsonl`` the in-process mode writes; the loop is shared (``evaluator.loop``).
+
+The run's identity is read from the *running* nodes' parameters (``offline_sim`` episode rules, every agent
+knob of ``verifier``), so the record of what was evaluated is what actually ran, and a ROS run and an in-process
+run of one configuration share a run id. The node exits when the slice is done: 0 when every episode has an
+answer, 1 when some stayed infrastructure failures or the servers went away for good (resume by running it
+again), 2 on bad parameters or a run directory that belongs to another configuration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import rclpy
+from aiv_dataset.errors import DatasetError
+from aiv_dataset.layout import PInVerifyDataset
+from aiv_interfaces.msg import Verdict
+from aiv_offline_sim.episode_service import pair_key
+from aiv_verifier.config_schema import config_parameter_defaults
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import parameter_value_to_python
+from rclpy.parameter_client import AsyncParameterClient
+from rclpy.signals import SignalHandlerOptions
+
+from . import EpisodeRecord, RecordError, StoreError, write_report
+from .crop_thumbnails import CropWriter
+from .episode_client import (
+    EpisodeInfrastructureError,
+    EpisodeRequest,
+    RosEpisodeClient,
+    ServersUnavailableError,
+    wait_for_future,
+)
+from .identity import SIM_IDENTITY_KEYS, build_run_config, evaluation_slice
+from .loop import EpisodeJob, LoopOutcome, RunAborted, evaluate_index
+from .scoring import failure_record, record_from_verdict
+from .spec import EVALUATOR_DEFAULTS
+
+SIM_PARAMETERS = (*SIM_IDENTITY_KEYS, "dataset_root", "privileged_output")
+PARAMETER_ATTEMPTS = 3
+
+
+class EvaluatorConfigError(ValueError):
+    """Parameters of this node or of its peers do not describe a runnable evaluation."""
+
+
+def fetch_parameters(node: Node, remote: str, names: list[str], timeout_s: float) -> dict[str, Any]:
+    """Read parameters of a running node through its parameter services.
+
+    Undeclared names are an error (a peer of another version would otherwise be recorded with defaults it
+    does not have). Requests are repeated because a reply sent right after discovery can be dropped.
+    """
+    client = AsyncParameterClient(node, remote)
+    if not client.wait_for_services(timeout_sec=timeout_s):
+        raise ServersUnavailableError(f"the parameter services of node {remote!r} are not available")
+    for _attempt in range(PARAMETER_ATTEMPTS):
+        future = client.get_parameters(names)
+        if wait_for_future(future, timeout_s / PARAMETER_ATTEMPTS):
+            break
+    else:
+        raise ServersUnavailableError(f"node {remote!r} did not answer a parameter request")
+    values = [parameter_value_to_python(value) for value in future.result().values]
+    missing = [name for name, value in zip(names, values, strict=True) if value is None]
+    if missing:
+        raise EvaluatorConfigError(f"node {remote!r} does not declare parameter(s) {missing}")
+    return dict(zip(names, values, strict=True))
+
+
+class EvaluatorNode(Node):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("evaluator", **kwargs)
+        self.settings = {
+            name: self.declare_parameter(name, default).value for name, default in EVALUATOR_DEFAULTS.items()
+        }
+        try:
+            self.slice = evaluation_slice(int(self.settings["slice_start"]), int(self.settings["slice_end"]))
+        except ValueError as error:
+            raise EvaluatorConfigError(str(error)) from error
+        if int(self.settings["max_attempts"]) < 1:
+            raise EvaluatorConfigError(f"max_attempts must be >= 1, got {self.settings['max_attempts']}")
+        self.client = RosEpisodeClient(
+            self,
+            start_service=str(self.settings["start_episode_service"]),
+            verify_action=str(self.settings["verify_action"]),
+            server_wait_s=float(self.settings["server_wait_s"]),
+            verdict_timeout_s=float(self.settings["episode_timeout_s"]),
+        )
+        self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self._status = {"done": 0, "total": 0, "infra_failures": 0, "last_error": ""}
+        self._status_lock = threading.Lock()
+        self.create_timer(1.0, self.publish_diagnostics)
+
+    # -- the run ------------------------------------------------------------------------------------------
+
+    def evaluate(self) -> LoopOutcome:
+        wait_s = float(self.settings["server_wait_s"])
+        self.client.wait_for_servers(wait_s)
+        sim = fetch_parameters(self, str(self.settings["simulator_node"]), list(SIM_PARAMETERS), wait_s)
+        agent = fetch_parameters(
+            self, str(self.settings["verifier_node"]), list(config_parameter_defaults()), wait_s
+        )
+        dataset_root = str(self.settings["dataset_root"] or sim["dataset_root"])
+        if not dataset_root:
+            raise EvaluatorConfigError("no dataset: set dataset_root here or on the simulator")
+        dataset = PInVerifyDataset(dataset_root)
+        records = dataset.read_pair_index(str(sim["index_file"]))
+        run_dir = Path(str(self.settings["run_dir"]))
+        run_config = build_run_config(
+            sim=sim,
+            agent_flat=agent,
+            slice_=self.slice,
+            unsure_as_negative=bool(self.settings["unsure_as_negative"]),
+            name=str(self.settings["run_name"] or run_dir.name),
+        )
+        crops = CropWriter(dataset, run_dir) if self.settings["save_crops"] else None
+        self.get_logger().info(
+            f"evaluating {dataset_root} {sim['index_file']} slice {self.slice} into {run_dir} "
+            f"({run_config.config_info})"
+        )
+        outcome = evaluate_index(
+            run_dir=run_dir,
+            run_config=run_config,
+            records=records,
+            slice_=self.slice,
+            max_attempts=int(self.settings["max_attempts"]),
+            run_episode=lambda job: self._run_episode(job, crops),
+        )
+        if self.settings["write_report"]:
+            write_report([run_dir])
+        return outcome
+
+    def _run_episode(self, job: EpisodeJob, crops: CropWriter | None) -> EpisodeRecord:
+        key = pair_key(job.pair)
+        descriptions: tuple[str, ...] = ()
+        try:
+            run = self.client.run(EpisodeRequest(episode_key=key))
+            descriptions = tuple(run.start.descriptions)
+            verdict = run.verdict
+            if verdict.decision == Verdict.DECISION_FAILED:
+                raise EpisodeInfrastructureError(
+                    f"the verifier failed ({verdict.stop_reason}): {verdict.failure_reason}"
+                )
+            files = None
+            if crops is not None:
+                files = [
+                    crops.write(
+                        job.index,
+                        int(report.step),
+                        job.pair.episode_path,
+                        report.capture_tag,
+                        _box(report) if report.has_crop_box else None,
+                    )
+                    for report in verdict.transcript
+                ]
+            record = record_from_verdict(
+                index=job.index,
+                pair=job.pair,
+                descriptions=descriptions,
+                verdict=verdict,
+                run_id=job.run_id,
+                attempts=job.attempt,
+                unsure_as_negative=bool(self.settings["unsure_as_negative"]),
+                crop_files=files,
+            )
+        except ServersUnavailableError as error:
+            raise RunAborted(f"{error}; the run stops here, run the evaluator again to resume") from error
+        except (EpisodeInfrastructureError, RecordError, ValueError, DatasetError, OSError) as error:
+            reason = str(error) if isinstance(error, EpisodeInfrastructureError) else f"bad verdict: {error}"
+            self.get_logger().warning(f"episode {job.key} attempt {job.attempt}: {reason}")
+            record = failure_record(
+                index=job.index,
+                pair=job.pair,
+                descriptions=descriptions,
+                reason=reason,
+                run_id=job.run_id,
+                attempts=job.attempt,
+            )
+        with self._status_lock:
+            self._status["done"] += int(record.is_ok)
+            self._status["infra_failures"] += int(not record.is_ok)
+            if not record.is_ok:
+                self._status["last_error"] = record.failure_reason or ""
+        return record
+
+    # -- diagnostics ----------------------------------------------------------------------------------------
+
+    def publish_diagnostics(self) -> None:
+        with self._status_lock:
+            status = dict(self._status)
+        level = DiagnosticStatus.WARN if status["infra_failures"] else DiagnosticStatus.OK
+        array = DiagnosticArray(
+            status=[
+                DiagnosticStatus(
+                    level=level,
+                    name="evaluator: run",
+                    message=f"{status['done']} episodes answered, {status['infra_failures']} infra failures",
+                    hardware_id="evaluator",
+                    values=[KeyValue(key=key, value=str(value)) for key, value in sorted(status.items())],
+                )
+            ]
+        )
+        array.header.stamp = self.get_clock().now().to_msg()
+        self.diagnostics_pub.publish(array)
+
+
+def _box(report) -> tuple[int, int, int, int]:
+    box = report.crop_box
+    return int(box.x_min), int(box.y_min), int(box.x_max), int(box.y_max)
+
+
+def main(args: list[str] | None = None) -> int:
+    # Python's own SIGINT handling: Ctrl-C (or `ros2 launch` stopping us) raises KeyboardInterrupt in the loop,
+    # so the results file is closed cleanly instead of the process waiting out a verdict timeout.
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    # The evaluation loop blocks the main thread; callbacks only complete futures, so one thread serves them.
+    executor = SingleThreadedExecutor()
+    node: EvaluatorNode | None = None
+    spinner = threading.Thread(target=_spin, args=(executor,), name="evaluator-spin", daemon=True)
+    try:
+        node = EvaluatorNode()
+        executor.add_node(node)
+        spinner.start()
+        outcome = node.evaluate()
+    except (EvaluatorConfigError, StoreError, DatasetError) as error:
+        print(f"evaluator: {error}", file=sys.stderr)
+        return 2
+    except ServersUnavailableError as error:
+        print(f"evaluator: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("evaluator: interrupted; what was recorded is kept, run again to resume", file=sys.stderr)
+        return 130
+    finally:
+        # Stop spinning before anything is destroyed: a spin thread still inside rcl when the process exits
+        # aborts it.
+        executor.shutdown(timeout_sec=5.0)
+        if spinner.is_alive():
+            spinner.join(timeout=5.0)
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    print(
+        f"evaluator: {outcome.selected} selected, {outcome.resumed} already recorded, {outcome.ran_now} run now, "
+        f"{len(outcome.failed_keys)} infrastructure failures; results in {outcome.run_dir}",
+        file=sys.stderr,
+    )
+    if outcome.aborted:
+        print(f"evaluator: stopped early: {outcome.aborted}", file=sys.stderr)
+    return 0 if outcome.complete else 1
+
+
+def _spin(executor: SingleThreadedExecutor) -> None:
+    with contextlib.suppress(ExternalShutdownException):
+        executor.spin()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""What identifies an evaluation run, computed the same way from a params file and from running nodes.
+
+The in-process mode reads the parameters from the params YAML; the ``evaluator`` node asks the running
+``offline_sim`` and ``verifier`` nodes for theirs over the parameter services. Both hand the values to
+:func:`build_run_config`, so a ROS run and an in-process run of one configuration get the same run id and can
+resume each other's run directory, and a node started with other values than the file claims is noticed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import RunConfig
+
+#: Simulator parameters that change what an episode is (the rest only change transport or logging).
+SIM_IDENTITY_KEYS = ("index_file", "max_steps", "seed", "seed_policy", "view_priority")
+
+
+def fingerprint_config(sim: Mapping[str, Any], agent_flat: Mapping[str, Any]) -> dict[str, Any]:
+    """The behaviour-defining configuration: simulator episode rules plus every agent/backend parameter."""
+    missing = [key for key in SIM_IDENTITY_KEYS if key not in sim]
+    if missing:
+        raise KeyError(f"simulator parameters missing for the run identity: {missing}")
+    return {
+        "offline_sim": {key: sim[key] for key in SIM_IDENTITY_KEYS},
+        "verifier": dict(sorted(agent_flat.items())),
+    }
+
+
+def config_info(sim: Mapping[str, Any], agent_flat: Mapping[str, Any]) -> dict[str, Any]:
+    """The six ``config_info`` fields of the reference ``metrics.json``."""
+    return {
+        "agent_type": f"aiv:{agent_flat['verifier.backend']}",
+        "nbv_type": agent_flat["agent.nbv"],
+        "fusion_type": agent_flat["agent.fusion"],
+        "bbox_mode": agent_flat["agent.bbox_mode"],
+        "max_steps": int(sim["max_steps"]),
+        "query_mode": agent_flat["agent.query_mode"],
+    }
+
+
+def build_run_config(
+    *,
+    sim: Mapping[str, Any],
+    agent_flat: Mapping[str, Any],
+    slice_: tuple[int, int | None],
+    unsure_as_negative: bool,
+    name: str,
+    code_version: str = "",
+) -> RunConfig:
+    return RunConfig(
+        config=fingerprint_config(sim, agent_flat),
+        index_file=str(sim["index_file"]),
+        slice=slice_,
+        seed=int(sim["seed"]),
+        code_version=code_version,
+        config_info=config_info(sim, agent_flat),
+        unsure_as_negative=bool(unsure_as_negative),
+        name=name,
+    )
+
+
+def evaluation_slice(start: int, end: int) -> tuple[int, int | None]:
+    """``slice_start`` / ``slice_end`` parameters (end -1 = to the end of the index) as a slice tuple."""
+    if start < 0:
+        raise ValueError(f"slice_start must be >= 0, got {start}")
+    if end >= 0 and end < start:
+        raise ValueError(f"slice_end {end} is before slice_start {start}")
+    return start, (None if end < 0 else end)

@@ -1,0 +1,108 @@
+"""The evaluation loop both modes share: resume, attempts, progress, metrics.
+
+A driver (in-process environment or the ROS episode client) only says how to run one episode; everything that
+decides *which* episodes run, how often, and what ends up in ``results.jsonl`` lives here, so the two modes
+cannot drift apart in resume or retry behaviour.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from aiv_dataset.index_records import PairRecord
+
+from . import EpisodeRecord, ProgressBar, ResultsStore, RunConfig, make_episode_key, write_metrics
+
+
+@dataclass(frozen=True)
+class EpisodeJob:
+    """One attempt at one index entry, as a driver sees it."""
+
+    index: int
+    pair: PairRecord
+    key: str
+    attempt: int  # 1-based count of records this key will have after this one
+    run_id: str
+
+
+class RunAborted(RuntimeError):
+    """The driver cannot go on (e.g. a node stayed away); what was recorded so far stays, resume later."""
+
+
+EpisodeDriver = Callable[[EpisodeJob], EpisodeRecord]
+
+
+@dataclass
+class LoopOutcome:
+    run_dir: Path
+    selected: int
+    ran_now: int = 0
+    resumed: int = 0
+    failed_keys: list[str] = field(default_factory=list)
+    loop_wall_s: float = 0.0
+    aborted: str = ""
+
+    @property
+    def complete(self) -> bool:
+        return not self.failed_keys and not self.aborted
+
+
+def episode_key(pair: PairRecord) -> str:
+    return make_episode_key(pair.scene, pair.episode, pair.query_object_id)
+
+
+def evaluate_index(
+    *,
+    run_dir: Path,
+    run_config: RunConfig,
+    records: Sequence[PairRecord],
+    slice_: tuple[int, int | None],
+    max_attempts: int,
+    run_episode: EpisodeDriver,
+    stream: TextIO = sys.stderr,
+) -> LoopOutcome:
+    """Run every selected index entry without an "ok" record, up to ``max_attempts`` times each.
+
+    An infrastructure failure is recorded (never scored) and retried at once; a key that fails every attempt
+    keeps its failure record and is retried by the next invocation. :class:`RunAborted` from the driver ends
+    the loop early; metrics are written for whatever is recorded either way.
+    """
+    if max_attempts < 1:
+        raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+    start, end = slice_
+    selected = range(start, len(records) if end is None else min(end, len(records)))
+    outcome = LoopOutcome(run_dir=run_dir, selected=len(selected))
+    started = time.perf_counter()
+    with ResultsStore.open(run_dir, run_config) as store:
+        keys = {index: episode_key(records[index]) for index in selected}
+        todo = [index for index in selected if not store.is_complete(keys[index])]
+        outcome.resumed = len(selected) - len(todo)
+        progress = ProgressBar(len(selected), initial=outcome.resumed, stream=stream)
+        try:
+            for index in todo:
+                record = None
+                for _ in range(max_attempts):
+                    job = EpisodeJob(
+                        index, records[index], keys[index], store.attempts(keys[index]) + 1, store.run_id
+                    )
+                    record = run_episode(job)
+                    store.append(record)
+                    if record.is_ok:
+                        break
+                assert record is not None
+                outcome.ran_now += 1
+                if not record.is_ok:
+                    outcome.failed_keys.append(keys[index])
+                progress.update(correct=record.is_correct, infra_failure=not record.is_ok)
+        except RunAborted as error:
+            outcome.aborted = str(error)
+        finally:
+            progress.close()
+    outcome.loop_wall_s = time.perf_counter() - started
+    write_metrics(run_dir, wall_time_s=outcome.loop_wall_s)
+    return outcome

@@ -1,0 +1,98 @@
+"""Turn a finished episode (from either driver) into the results record; the evaluator holds the labels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiv_dataset.index_records import PairRecord
+from aiv_verifier.agent.session import VerificationSession
+from aiv_verifier.agent.trace import EpisodeSummary, EpisodeTrace
+from aiv_verifier.ros_messages import decision_from_code, model_calls_from_timings
+
+from .records import EpisodeRecord, build_episode_record, build_infra_failure_record
+from .transcripts import transcript_from_reports, transcript_from_trace
+
+
+def index_fields(record: PairRecord) -> dict[str, Any]:
+    return {
+        "scene": record.scene,
+        "episode": record.episode,
+        "query_object_id": record.query_object_id,
+        "query_object_category": record.query_object_category,
+        "target_object_id": record.target_object_id,
+        "target_object_category": record.target_object_category,
+        "label": record.label,
+        "pair_type": record.pair_type,
+    }
+
+
+def record_from_session(
+    *,
+    index: int,
+    pair: PairRecord,
+    session: VerificationSession,
+    trace: EpisodeTrace,
+    summary: EpisodeSummary,
+    run_id: str,
+    attempts: int,
+    unsure_as_negative: bool,
+    crop_files: list[str | None] | None,
+) -> EpisodeRecord:
+    assert summary.decision is not None
+    return build_episode_record(
+        episode_index=index,
+        index_record=index_fields(pair),
+        query_descriptions=session.query.descriptions,
+        prediction=summary.decision.value,
+        transcript=transcript_from_trace(trace, crop_files),
+        stop_reason=summary.stop_reason,
+        run_id=run_id,
+        unsure_as_negative=unsure_as_negative,
+        attempts=attempts,
+        category=session.query.category,
+        query_mode=session.query.mode.value,
+        model_calls=summary.model_calls,
+    )
+
+
+def record_from_verdict(
+    *,
+    index: int,
+    pair: PairRecord,
+    descriptions: tuple[str, ...],
+    verdict: Any,
+    run_id: str,
+    attempts: int,
+    unsure_as_negative: bool,
+    crop_files: list[str | None] | None,
+) -> EpisodeRecord:
+    decision = decision_from_code(int(verdict.decision))
+    if decision is None:
+        raise ValueError("a failed verdict has no record; use failure_record")
+    return build_episode_record(
+        episode_index=index,
+        index_record=index_fields(pair),
+        query_descriptions=descriptions,
+        prediction=decision.value,
+        transcript=transcript_from_reports(verdict.transcript, crop_files),
+        stop_reason=verdict.stop_reason,
+        run_id=run_id,
+        unsure_as_negative=unsure_as_negative,
+        attempts=attempts,
+        category=verdict.category,
+        query_mode=verdict.query_mode,
+        model_calls=model_calls_from_timings(verdict.timings),
+    )
+
+
+def failure_record(
+    *, index: int, pair: PairRecord, descriptions: tuple[str, ...], reason: str, run_id: str, attempts: int
+) -> EpisodeRecord:
+    return build_infra_failure_record(
+        episode_index=index,
+        index_record=index_fields(pair),
+        query_descriptions=descriptions,
+        failure_reason=reason,
+        run_id=run_id,
+        attempts=attempts,
+    )

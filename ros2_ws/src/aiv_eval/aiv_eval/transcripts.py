@@ -1,0 +1,98 @@
+"""Episode transcripts in the results format, from either driver.
+
+The in-process path has the session's :class:`AgentStep` objects; the ROS path has the Verdict's StepReport
+messages. Both are mapped here onto the same :class:`TranscriptStep` values, field by field, so a ROS run and
+an in-process run of the same configuration write byte-identical ``results.jsonl`` lines (float32 message
+fields are absorbed by the record's 4-decimal rounding).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aiv_verifier.agent.trace import EpisodeTrace, MoveResult
+
+from .records import AttributeObservation, TranscriptStep
+
+_OUTCOMES = {
+    result.value: ("none" if result is MoveResult.DECIDED else result.value) for result in MoveResult
+}
+
+
+def transcript_from_trace(
+    trace: EpisodeTrace, crop_files: Sequence[str | None] | None = None
+) -> list[TranscriptStep]:
+    steps = []
+    for position, entry in enumerate(trace.entries):
+        step = entry.step
+        steps.append(
+            TranscriptStep(
+                step=step.step + 1,
+                sector=step.sector,
+                capture_tag=step.capture_tag,
+                duplicate_view=step.duplicate_view,
+                detection_confidence=float(step.crop.confidence),
+                decision=step.decision.value,
+                step_prediction=step.step_prediction.value,
+                nav_rel=step.move.direction if step.move else None,
+                nbv_reason=step.move.reason if step.move else "",
+                outcome=_OUTCOMES[entry.move_result.value],
+                trap_view=entry.trap_view,
+                attributes=tuple(
+                    AttributeObservation(
+                        name=row.name,
+                        expected=row.evidence_phrase,
+                        observed=row.last_answer,
+                        state=row.state.value,
+                        reconciled_state=row.reconciled_state.value,
+                        votes_matched=float(row.votes_matched),
+                        votes_contradicted=float(row.votes_contradicted),
+                    )
+                    for row in step.attributes
+                ),
+                crop_file=crop_files[position] if crop_files else None,
+            )
+        )
+    return steps
+
+
+def transcript_from_reports(
+    reports: Sequence, crop_files: Sequence[str | None] | None = None
+) -> list[TranscriptStep]:
+    """From ``Verdict.transcript`` (aiv_interfaces/StepReport messages)."""
+    from aiv_interfaces.msg import StepReport
+    from aiv_verifier.ros_messages import STATES_BY_CODE
+
+    steps = []
+    for position, report in enumerate(reports):
+        deciding = report.action == StepReport.ACTION_DECIDE
+        belief = "Yes" if report.belief == 1 else "No"
+        steps.append(
+            TranscriptStep(
+                step=int(report.step) + 1,
+                sector=int(report.sector),
+                capture_tag=report.capture_tag,
+                duplicate_view=bool(report.duplicate_view),
+                detection_confidence=float(report.detection_confidence),
+                decision=belief if deciding else "Unsure",
+                step_prediction=belief,
+                nav_rel=None if deciding else report.move_direction,
+                nbv_reason=report.move_reason,
+                outcome=_OUTCOMES.get(report.move_outcome, "none"),
+                trap_view=bool(report.trap_view),
+                attributes=tuple(
+                    AttributeObservation(
+                        name=item.name,
+                        expected=item.evidence_phrase,
+                        observed=item.last_answer,
+                        state=STATES_BY_CODE[int(item.state)].value,
+                        reconciled_state=STATES_BY_CODE[int(item.reconciled_state)].value,
+                        votes_matched=float(item.votes_matched),
+                        votes_contradicted=float(item.votes_contradicted),
+                    )
+                    for item in report.attributes
+                ),
+                crop_file=crop_files[position] if crop_files else None,
+            )
+        )
+    return steps

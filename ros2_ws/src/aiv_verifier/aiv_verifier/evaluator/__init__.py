@@ -1,1 +1,0 @@
-"""Running benchmark configurations: in-process (no ROS) and over ROS, writing one shared record format."""
