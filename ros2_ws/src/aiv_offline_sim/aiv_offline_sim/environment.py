@@ -33,13 +33,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from aiv_dataset.descriptions import DescriptionDB
-from aiv_dataset.directions import DirectionError, clean_direction, normalize_direction
 from aiv_dataset.errors import DatasetError
 from aiv_dataset.fields import Where, as_list, as_vector
 from aiv_dataset.images import ImageRef
 from aiv_dataset.index_records import PairRecord
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_dataset.meta import CameraIntrinsics, Viewpoint, parse_viewpoint
+from aiv_dataset.vocabulary import DirectionError, clean_direction, normalize_direction
 
 from .sector_map import MoveOutcome, SectorMap, build_sector_map, resolve_move
 

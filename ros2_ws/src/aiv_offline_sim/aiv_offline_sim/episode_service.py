@@ -14,10 +14,10 @@ from enum import Enum
 
 import numpy as np
 from aiv_dataset.descriptions import DescriptionDB
-from aiv_dataset.directions import DIRECTIONS, DirectionError, normalize_direction
 from aiv_dataset.errors import DatasetError
 from aiv_dataset.index_records import PairRecord
 from aiv_dataset.meta import CameraIntrinsics
+from aiv_dataset.vocabulary import DIRECTIONS, DirectionError, normalize_direction
 
 from .environment import Action, Observation, PInVerifyEnv, StepInfo, StepOutcome
 

@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from aiv_dataset.directions import DIRECTION_OFFSETS, direction_angle
 from aiv_dataset.meta import Viewpoint
+from aiv_dataset.vocabulary import DIRECTION_OFFSETS, direction_angle
 
 #: Below this horizontal distance (m) from the goal a camera has no usable azimuth (reference threshold).
 MIN_RADIUS = 1e-6

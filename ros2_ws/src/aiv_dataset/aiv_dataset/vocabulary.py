@@ -1,4 +1,9 @@
-"""The six relative directions an agent may request, and how free text is mapped onto them (spec §3.6).
+"""The benchmark's one vocabulary: relative directions, sectors and move outcomes (spec §3).
+
+Every package that speaks about moves (the environment, the simulator node, the verifier's episode loop,
+the evaluation records) takes these names from here, so a direction or an outcome is written down once.
+
+The six relative directions an agent may request, and how free text is mapped onto them (spec §3.6).
 
 Directions are relative to the agent, which always faces the goal: "front" is where it stands, "front-left"
 is one sector (60 degrees) around the goal to its left, and so on. Policies send free text such as
@@ -10,6 +15,32 @@ that is not exactly a direction name (after cleaning) into an error instead of a
 from __future__ import annotations
 
 import math
+from enum import Enum
+
+#: Azimuth sectors of an episode, 60 degrees each.
+SECTOR_COUNT = 6
+
+
+class MoveOutcome(str, Enum):
+    """What one step did to the camera. The same values name outcomes in the environment, in the
+    MoveToSector result (as integer constants there), in traces and in results.jsonl.
+
+    ``UNREACHABLE`` and ``ALREADY_VISITED`` are the navigation failures; ``REJECTED`` is a move that was not
+    attempted (the step budget was exhausted, or a server refused the request); ``DECIDED`` is a Yes/No that
+    ended the episode.
+    """
+
+    MOVED = "moved"
+    STAYED = "stayed"
+    UNREACHABLE = "unreachable"
+    ALREADY_VISITED = "already_visited"
+    REJECTED = "rejected"
+    DECIDED = "decided"
+
+    @property
+    def navigation_failed(self) -> bool:
+        return self in (MoveOutcome.UNREACHABLE, MoveOutcome.ALREADY_VISITED)
+
 
 #: Names in virtual-index-offset order: DIRECTIONS[k] moves k sectors counter-clockwise (+theta).
 DIRECTIONS: tuple[str, ...] = ("front", "front-left", "back-left", "back", "back-right", "front-right")
