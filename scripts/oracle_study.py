@@ -34,6 +34,7 @@ PACKAGE = REPO / "ros2_ws" / "src" / "aiv_verifier"
 if str(PACKAGE) not in sys.path:
     sys.path.insert(0, str(PACKAGE))
 
+from aiv_dataset.constants import PAIR_TYPES  # noqa: E402
 from aiv_eval.research.oracle_audit import (  # noqa: E402
     CAUSE_ORDER,
     CORRECT,
@@ -42,8 +43,6 @@ from aiv_eval.research.oracle_audit import (  # noqa: E402
     audit_run,
     run_oracle_episodes,
 )
-
-PAIR_TYPES = ("positive", "neg_same", "neg_diff")
 
 
 def _table(audits: list[EpisodeAudit]) -> str:

@@ -18,10 +18,12 @@ from aiv_dataset import (
     load_mask,
     validate_dataset,
 )
+from aiv_dataset.vocabulary import mask_threshold_px
 from aiv_offline_sim.environment import Action, PInVerifyEnv
 from aiv_synth.attributes import differing_attributes
-from aiv_synth.episode import mask_threshold
-from aiv_synth.objects.model import Recipe
+from aiv_synth.descriptions import absence_phrase
+from aiv_synth.objects import CATALOGUE
+from aiv_synth.objects.model import NONE, Recipe
 from aiv_synth.pipeline import GenerationReport, ensure_dataset
 from aiv_synth.presets import get_preset
 from PIL import Image
@@ -88,7 +90,7 @@ def test_meta_json_has_every_spec_field_and_consistent_counts(tiny_root: Path) -
         assert meta["camera_intrinsics"] == {"width": 360, "height": 640, "hfov_deg": 42.0, "vfov_deg": 68.62}
         assert meta["sensor_mount_offset_y"] == 1.31 and meta["sector_order"] == [0, 2, 4, 6, 8, 10]
         assert meta["ranges"] == {"near": [0.9, 1.2], "far": [1.4, 1.7]}
-        assert meta["category_mask_threshold"] == mask_threshold(meta["object_category"])
+        assert meta["category_mask_threshold"] == mask_threshold_px(meta["object_category"])
         views = meta["viewpoints"]
         assert [v["tag"] for v in views] == [
             f"s{s}_{r}" for s in (0, 2, 4, 6, 8, 10) for r in ("far", "near")
@@ -162,6 +164,35 @@ def test_splits_have_disjoint_scenes_and_instances(tiny_root: Path) -> None:
 
 def _gt(root: Path) -> dict[str, dict]:
     return {p.stem: json.loads(p.read_text()) for p in root.glob("privileged_gt/*/*.json")}
+
+
+def test_ground_truth_lists_absent_slots_and_slot_order_as_the_catalogue_has_them(tiny_root: Path) -> None:
+    """The oracles read absences and slot order from the GT file instead of importing the generator, so the
+    file must say exactly what the catalogue says: every slot the recipe leaves "none", with its absence phrase,
+    parts and view dependence, and the catalogue order of all slots."""
+    absent_seen = 0
+    for doc in _gt(tiny_root).values():
+        spec = CATALOGUE[doc["object_category"]]
+        defs = spec.attributes_for(doc["subtype"])
+        assert doc["slot_order"] == [attr.name for attr in defs]
+        expected = [
+            {
+                "name": attr.name,
+                "type": attr.type,
+                "phrase": absence_phrase(attr, doc["subtype"]) if attr.optional else "",
+                "parts": list(attr.parts),
+                "view_dependent": attr.view_dependent,
+                "optional": attr.optional,
+            }
+            for attr in defs
+            if doc["recipe"][attr.name] == NONE
+        ]
+        assert doc["absent_attributes"] == expected
+        present = {item["name"] for item in doc["attributes"]}
+        absent = {item["name"] for item in doc["absent_attributes"]}
+        assert not present & absent and present | absent == set(doc["slot_order"])
+        absent_seen += len(absent)
+    assert absent_seen > 0
 
 
 def test_index_pairs_are_balanced_and_neg_same_differs_in_one_or_two_attributes(tiny_root: Path) -> None:

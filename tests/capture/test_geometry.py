@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from aiv_dataset.constants import ACTIVE_RAW_SECTORS
 from aiv_synth.camera import (
     BENCHMARK_INTRINSICS,
     CameraPose,
@@ -15,10 +16,9 @@ from aiv_synth.camera import (
     pitch_for_action,
 )
 from aiv_synth.geometry import (
-    ACTIVE_SECTORS,
-    azimuth,
     in_range,
     in_sector,
+    positive_azimuth,
     sector_bounds_deg,
     sector_of,
 )
@@ -45,13 +45,13 @@ def test_azimuth_is_measured_from_plus_x_toward_plus_z(
     offset: tuple[float, float], expected_deg: float
 ) -> None:
     camera = (GOAL[0] + offset[0], 1.31, GOAL[2] + offset[1])
-    theta = azimuth(camera, GOAL)
+    theta = positive_azimuth(camera, GOAL)
     assert 0.0 <= theta < 2 * math.pi
     assert math.degrees(theta) == pytest.approx(expected_deg, abs=1e-6)
 
 
 def test_sector_membership_is_half_open_thirty_degree_windows() -> None:
-    assert ACTIVE_SECTORS == (0, 2, 4, 6, 8, 10)
+    assert ACTIVE_RAW_SECTORS == (0, 2, 4, 6, 8, 10)
     assert sector_of(math.radians(0.0)) == 0
     assert sector_of(math.radians(29.999)) == 0
     assert sector_of(math.radians(30.0) + 1e-9) == 1

@@ -13,7 +13,9 @@ import random
 import numpy as np
 import pytest
 from aiv_dataset import DatasetError, PInVerifyDataset, parse_pair_record
+from aiv_dataset.azimuth import virtual_index, wrap_angle
 from aiv_dataset.fields import Where
+from aiv_dataset.vocabulary import MoveOutcome
 from aiv_offline_sim.environment import (
     SEED_POLICIES,
     TRAP_WARNING,
@@ -23,9 +25,8 @@ from aiv_offline_sim.environment import (
     InvalidActionError,
     Observation,
     PInVerifyEnv,
-    StepOutcome,
 )
-from aiv_offline_sim.sector_map import virtual_index, within_sector, wrap_angle
+from aiv_offline_sim.sector_map import within_sector
 from support.tiny_dataset import GOAL, RAW_SECTORS, EpisodeSpec, View, image_color, ring
 
 # Start index into the sorted valid list for n = 1..6 valid sectors, per seed (legacy RandomState.choice).
@@ -127,7 +128,7 @@ def test_episode_without_any_coordinates_observes_first_capture_and_cannot_move(
     assert obs.rgb_path.endswith("rgb_s0_far.png")
     for direction in ("front", "front-left", "back"):
         _, _, done, info = env.step(Action.move(direction))
-        assert info.navigation_failed and info.outcome is StepOutcome.UNREACHABLE
+        assert info.navigation_failed and info.outcome is MoveOutcome.UNREACHABLE
         assert not done
 
 
@@ -202,9 +203,9 @@ def test_each_relative_direction_lands_on_raw_sector_s_plus_2k(make_env, directi
     assert reward == 0.0 and not done
     assert obs.step_count == 1
     if direction == "front":
-        assert info.outcome is StepOutcome.STAYED and not info.trap_view
+        assert info.outcome is MoveOutcome.STAYED and not info.trap_view
     else:
-        assert info.outcome is StepOutcome.MOVED
+        assert info.outcome is MoveOutcome.MOVED
         assert info.trap_view  # every other sector is a trap in this episode
         assert info.visibility_warning == TRAP_WARNING
     assert not info.navigation_failed and not obs.navigation_failed
@@ -257,7 +258,7 @@ def test_move_accepts_candidates_strictly_within_30_degrees(make_env, direction,
     env.reset(0)
     assert env.observe().rgb_path.endswith("rgb_s0_far.png")  # the start is the theta = 0 view
     _, _, _, info = env.step(Action.move(direction))
-    assert info.outcome is (StepOutcome.MOVED if accepted else StepOutcome.UNREACHABLE)
+    assert info.outcome is (MoveOutcome.MOVED if accepted else MoveOutcome.UNREACHABLE)
 
 
 def test_capture_exactly_30_degrees_off_is_rejected(make_env):
@@ -265,7 +266,7 @@ def test_capture_exactly_30_degrees_off_is_rejected(make_env):
     env, _ = make_env(_two_view_episode(90.0))
     env.reset(0)
     _, _, _, info = env.step(Action.move("front-left"))
-    assert info.outcome is StepOutcome.UNREACHABLE
+    assert info.outcome is MoveOutcome.UNREACHABLE
     assert info.visibility_warning == "Sector front-left is unreachable; the agent has not moved."
 
 
@@ -275,7 +276,7 @@ def test_nominal_30_degree_boundary_follows_reference_float_rounding(make_env):
     env, _ = make_env(_two_view_episode(90.0))
     env.reset(0)
     _, _, _, info = env.step(Action.move("back-left"))
-    assert info.outcome is StepOutcome.MOVED and info.to_sector == 2
+    assert info.outcome is MoveOutcome.MOVED and info.to_sector == 2
 
 
 def test_move_to_visited_sector_fails_as_already_visited(make_env):
@@ -283,7 +284,7 @@ def test_move_to_visited_sector_fails_as_already_visited(make_env):
     env.reset(0)
     env.step(Action.move("front-left"))  # v3 -> v4
     obs, _, done, info = env.step(Action.move("front-right (MLLM-Reasoning)"))  # back to v3: visited
-    assert info.outcome is StepOutcome.ALREADY_VISITED
+    assert info.outcome is MoveOutcome.ALREADY_VISITED
     assert info.navigation_failed and not done
     assert info.target_sector == 3
     assert obs.current_sector == 4 and obs.navigation_failed
@@ -296,7 +297,7 @@ def test_move_to_sector_without_navigable_view_fails_as_unreachable(make_env):
     env, _ = make_env(EpisodeSpec(views=ring(unreachable={8}, traps={0, 2, 4, 10})))
     assert env.reset(0).current_sector == 3  # only raw 6 is a valid start
     obs, _, _, info = env.step(Action.move("Front-Left (MLLM-Reasoning)"))
-    assert info.outcome is StepOutcome.UNREACHABLE and info.navigation_failed
+    assert info.outcome is MoveOutcome.UNREACHABLE and info.navigation_failed
     assert obs.failed_direction == "Front-Left"  # cleaned, case kept (reference)
     assert obs.rgb_path.endswith("rgb_s6_far.png")  # same image again
     assert 4 not in env.visited_sectors
@@ -310,7 +311,7 @@ def test_failure_flags_persist_until_a_successful_move(make_env):
     assert not obs.navigation_failed and obs.failed_direction is None  # "front" is a success
     env.step(Action.move("front-left"))
     obs, _, done, info = env.step(Action.yes())
-    assert done and info.outcome is StepOutcome.DECIDED
+    assert done and info.outcome is MoveOutcome.DECIDED
     assert obs.navigation_failed and obs.failed_direction == "front-left"  # a decision does not clear them
 
 
@@ -319,7 +320,7 @@ def test_front_stays_consumes_a_step_and_reraises_the_trap_flag(make_env):
     start = env.reset(0).current_sector
     for step in (1, 2):
         obs, _, _, info = env.step(Action.move("front"))
-        assert info.outcome is StepOutcome.STAYED and obs.current_sector == start
+        assert info.outcome is MoveOutcome.STAYED and obs.current_sector == start
         assert info.trap_view and not info.navigation_failed
         assert obs.step_count == step
         assert info.to_reference_dict() == {"trap_view": True, "decision": "Unsure"}
@@ -341,12 +342,12 @@ def test_every_step_counts_and_the_horizon_forces_an_unsure_stop(make_env):
         obs, _, done, info = env.step(Action.move(direction))
         outcomes.append(info.outcome)
         assert not done
-    assert outcomes == [StepOutcome.UNREACHABLE, StepOutcome.STAYED, StepOutcome.MOVED]
+    assert outcomes == [MoveOutcome.UNREACHABLE, MoveOutcome.STAYED, MoveOutcome.MOVED]
     assert obs.step_count == 3
     sector = obs.current_sector
     obs, _, done, info = env.step(Action.move("front-right"))
     assert done and info.decision == "Unsure" and info.forced_stop
-    assert info.outcome is StepOutcome.REJECTED
+    assert info.outcome is MoveOutcome.REJECTED
     assert obs.current_sector == sector and obs.step_count == 4  # no move on the forced stop
     with pytest.raises(EpisodeFinishedError):
         env.step(Action.no())
@@ -356,7 +357,7 @@ def test_single_view_budget_stops_an_unsure_first_step(make_env):
     env, _ = make_env(max_steps=1)
     env.reset(0)
     _, _, done, info = env.step(Action.move("back"))
-    assert done and info.outcome is StepOutcome.REJECTED and info.step == 1
+    assert done and info.outcome is MoveOutcome.REJECTED and info.step == 1
 
 
 @pytest.mark.parametrize("decision", ["Yes", "No"])
@@ -365,7 +366,7 @@ def test_yes_or_no_ends_the_episode_with_that_decision(make_env, decision):
     first = env.reset(0)
     obs, reward, done, info = env.step({"decision": decision, "nav_rel": "back", "_debug": "ignored"})
     assert done and reward == 0.0 and info.decision == decision
-    assert info.outcome is StepOutcome.DECIDED
+    assert info.outcome is MoveOutcome.DECIDED
     assert obs.current_sector == first.current_sector and obs.step_count == 1
     assert env.history == (info,)
 
@@ -392,7 +393,7 @@ def test_unknown_direction_defaults_to_front_like_the_reference(make_env):
     env, _ = make_env()
     start = env.reset(0).current_sector
     obs, _, _, info = env.step(Action.move("sideways please"))
-    assert info.direction == "front" and info.outcome is StepOutcome.STAYED
+    assert info.direction == "front" and info.outcome is MoveOutcome.STAYED
     assert obs.current_sector == start
     obs, _, _, info = env.step({"decision": "maybe", "nav_rel": "go back-left now"})
     assert info.decision == "Unsure" and info.direction == "back-left"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 from aiv_dataset.layout import PInVerifyDataset
+from aiv_dataset.vocabulary import MoveOutcome
 from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import (
     EpisodeRequestError,
     EpisodeService,
-    MoveOutcome,
     camera_matrix,
     pair_key,
 )

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aiv_eval.episode_client import warm_up_verifier
+from aiv_common.action_waits import send_goal_confirmed
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import AttributeState, Verdict
 from rclpy.action import ActionClient
-from support.ros_harness import python_node_argv, wait_until
+from ros.peers.action_peers import FEEDBACK_QOS
+from support.ros_harness import DEFAULT_TIMEOUT_S, python_node_argv, wait_until
 
 PEERS = Path(__file__).parent / "peers"
 
@@ -17,9 +18,14 @@ def _start_peers(node_process, ros_executor):
     peers = node_process(
         python_node_argv(PEERS / "action_peers.py", "--unreachable", "3", "--traps", "1"), name="action_peers"
     )
-    node = ros_executor.create_node("action_client")
-    move = ActionClient(node, MoveToSector, "move_to_sector")
-    verify = ActionClient(node, VerifyInstance, "verify_instance")
+    node, move, verify = ros_executor.spin_new(
+        "action_client",
+        lambda node: (
+            node,
+            ActionClient(node, MoveToSector, "move_to_sector", feedback_sub_qos_profile=FEEDBACK_QOS),
+            ActionClient(node, VerifyInstance, "verify_instance", feedback_sub_qos_profile=FEEDBACK_QOS),
+        ),
+    )
     assert move.wait_for_server(timeout_sec=20.0), peers.output()
     assert verify.wait_for_server(timeout_sec=20.0), peers.output()
     # Feedback is a volatile topic: it only reaches us once discovery has matched its publisher, which
@@ -27,16 +33,15 @@ def _start_peers(node_process, ros_executor):
     for action in ("move_to_sector", "verify_instance"):
         topic = f"/{action}/_action/feedback"
         wait_until(lambda topic=topic: node.count_publishers(topic) >= 1, f"feedback publisher of {action}")
-    warm_up_verifier(verify, attempts=10, wait_s=2.0)  # goal replies can be lost right after discovery
     return peers, move, verify
 
 
 def _send(ros_executor, client, goal, feedback: list):
-    handle = ros_executor.run(
-        client.send_goal_async(goal, feedback_callback=lambda fb: feedback.append(fb.feedback)),
-        "goal acceptance",
+    sent = send_goal_confirmed(
+        client, goal, timeout_s=DEFAULT_TIMEOUT_S, feedback_callback=lambda fb: feedback.append(fb.feedback)
     )
-    return handle
+    assert sent is not None, "no answer to the goal"
+    return sent
 
 
 def test_move_to_sector_outcomes_and_feedback(ros_executor, node_process):
@@ -52,22 +57,23 @@ def test_move_to_sector_outcomes_and_feedback(ros_executor, node_process):
         feedback: list = []
         handle = _send(ros_executor, move, MoveToSector.Goal(direction=direction), feedback)
         assert handle.accepted
-        result = ros_executor.run(handle.get_result_async(), f"result of move {direction}").result
+        # rclpy drops feedback that is taken after the goal's result (it forgets the callback then), so the
+        # feedback is awaited before the result is asked for.
+        wait_until(lambda received=feedback: len(received) >= 3, f"feedback of move {direction}")
+        assert [fb.phase for fb in feedback] == ["planning", "moving", "capturing"]
+        result = handle.result(DEFAULT_TIMEOUT_S, lambda: True, f"move {direction}").result
         assert (result.outcome, result.sector, result.trap_view) == (outcome, sector, trap), direction
         assert result.steps_taken == step
         assert result.steps_remaining == 6 - step
         assert (result.frame_stamp.sec, result.frame_stamp.nanosec) != (0, 0)
         if outcome in (MoveToSector.Result.OUTCOME_UNREACHABLE, MoveToSector.Result.OUTCOME_ALREADY_VISITED):
             assert "not moved" in result.visibility_warning
-        # Feedback travels on its own topic and may trail the result: wait for it, then check order.
-        wait_until(lambda received=feedback: len(received) >= 3, f"feedback of move {direction}")
-        assert [fb.phase for fb in feedback] == ["planning", "moving", "capturing"]
 
 
 def test_move_to_sector_rejects_unknown_direction(ros_executor, node_process):
     _, move, _ = _start_peers(node_process, ros_executor)
     handle = _send(ros_executor, move, MoveToSector.Goal(direction="sideways"), [])
-    response = ros_executor.run(handle.get_result_async(), "result of a bad move")
+    response = handle.result(DEFAULT_TIMEOUT_S, lambda: True, "a bad move")
     assert response.result.outcome == MoveToSector.Result.OUTCOME_REJECTED
     assert "sideways" in response.result.message
 
@@ -87,13 +93,13 @@ def test_verify_instance_round_trip(ros_executor, node_process):
     feedback: list = []
     handle = _send(ros_executor, verify, goal, feedback)
     assert handle.accepted
-    verdict = ros_executor.run(handle.get_result_async(), "verdict").result.verdict
+    wait_until(lambda: len(feedback) >= 3, "three step reports")  # before the result: see the move test
+    verdict = handle.result(DEFAULT_TIMEOUT_S, lambda: True, "verdict").result.verdict
     assert verdict.request_id == "req-7"
     assert verdict.decision == Verdict.DECISION_YES
     assert verdict.steps == 3 and verdict.category == "mug"
     assert [a.evidence_phrase for a in verdict.attributes] == goal.descriptions
     assert all(a.state == AttributeState.STATE_MATCHED for a in verdict.attributes)
-    wait_until(lambda: len(feedback) >= 3, "three step reports")
     assert [report.step.step for report in feedback] == [0, 1, 2]
     assert [len(report.step.attributes) for report in feedback] == [1, 2, 3]
 

@@ -8,17 +8,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from aiv_common.action_waits import send_goal_confirmed
 from aiv_common.image_conversion import imgmsg_to_numpy
 from aiv_common.stamps import stamp_to_nanoseconds
 from aiv_dataset.layout import PInVerifyDataset
+from aiv_dataset.vocabulary import MoveOutcome
 from aiv_interfaces.action import MoveToSector
 from aiv_interfaces.msg import GroundTruthView
 from aiv_interfaces.srv import StartEpisode
-from aiv_offline_sim.environment import Action, PInVerifyEnv, StepOutcome
+from aiv_offline_sim.environment import Action, PInVerifyEnv
 from rclpy.action import ActionClient
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image
-from support.ros_harness import wait_until
+from support.ros_harness import DEFAULT_TIMEOUT_S, wait_until
 from support.tiny_dataset import EpisodeSpec, TinyDataset, ring
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -32,11 +34,11 @@ LATCHED = QoSProfile(
     depth=1,
 )
 EXPECTED_OUTCOME = {
-    StepOutcome.MOVED: MoveToSector.Result.OUTCOME_MOVED,
-    StepOutcome.STAYED: MoveToSector.Result.OUTCOME_STAYED,
-    StepOutcome.UNREACHABLE: MoveToSector.Result.OUTCOME_UNREACHABLE,
-    StepOutcome.ALREADY_VISITED: MoveToSector.Result.OUTCOME_ALREADY_VISITED,
-    StepOutcome.REJECTED: MoveToSector.Result.OUTCOME_REJECTED,
+    MoveOutcome.MOVED: MoveToSector.Result.OUTCOME_MOVED,
+    MoveOutcome.STAYED: MoveToSector.Result.OUTCOME_STAYED,
+    MoveOutcome.UNREACHABLE: MoveToSector.Result.OUTCOME_UNREACHABLE,
+    MoveOutcome.ALREADY_VISITED: MoveToSector.Result.OUTCOME_ALREADY_VISITED,
+    MoveOutcome.REJECTED: MoveToSector.Result.OUTCOME_REJECTED,
 }
 # Scripts long enough to hit every outcome, including the forced stop at the horizon (T = 6).
 SCRIPTS = [
@@ -79,19 +81,22 @@ class SimClient:
 
     def __init__(self, executor) -> None:
         self.executor = executor
-        self.node = executor.create_node("sim_test_client")
-        self.start_client = self.node.create_client(StartEpisode, "start_episode")
-        self.move_client = ActionClient(self.node, MoveToSector, "move_to_sector")
         self.lock = threading.Lock()
         self.images: dict[int, Image] = {}
         self.infos: dict[int, CameraInfo] = {}
         self.truths: dict[int, GroundTruthView] = {}
+        self.node = executor.spin_new("sim_test_client", self._create_entities)
+
+    def _create_entities(self, node):
+        self.start_client = node.create_client(StartEpisode, "start_episode")
+        self.move_client = ActionClient(node, MoveToSector, "move_to_sector")
         for topic, kind, store in (
             ("camera/image_raw", Image, self.images),
             ("camera/camera_info", CameraInfo, self.infos),
             ("sim/ground_truth_view", GroundTruthView, self.truths),
         ):
-            self.node.create_subscription(kind, topic, self._storer(store), LATCHED)
+            node.create_subscription(kind, topic, self._storer(store), LATCHED)
+        return node
 
     def _storer(self, store: dict):
         def on_message(msg) -> None:
@@ -112,11 +117,11 @@ class SimClient:
         return self.executor.run(future, f"StartEpisode({index}, {key!r})")
 
     def move(self, direction: str) -> MoveToSector.Result:
-        handle = self.executor.run(
-            self.move_client.send_goal_async(MoveToSector.Goal(direction=direction)), "goal"
+        sent = send_goal_confirmed(
+            self.move_client, MoveToSector.Goal(direction=direction), timeout_s=DEFAULT_TIMEOUT_S
         )
-        assert handle.accepted
-        return self.executor.run(handle.get_result_async(), f"move {direction}").result
+        assert sent is not None and sent.accepted, f"move {direction}: no acceptance"
+        return sent.result(DEFAULT_TIMEOUT_S, lambda: True, f"move {direction}").result
 
     def frame(self, stamp) -> tuple[Image, CameraInfo]:
         key = stamp_to_nanoseconds(stamp)
@@ -132,7 +137,7 @@ def test_node_drives_episodes_exactly_like_the_in_process_environment(ros_execut
 
     dataset = PInVerifyDataset(root)
     env = PInVerifyEnv(dataset.read_pair_index(index), dataset, max_steps=6, privileged=True)
-    seen_outcomes: set[StepOutcome] = set()
+    seen_outcomes: set[MoveOutcome] = set()
     trap_arrivals = 0
     for episode_index in range(len(env)):
         script = SCRIPTS[episode_index % len(SCRIPTS)]

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from action_msgs.msg import GoalStatus, GoalStatusArray
+from aiv_common.action_waits import send_goal_confirmed
 from aiv_common.image_conversion import numpy_to_imgmsg
 from aiv_dataset.layout import PInVerifyDataset
-from aiv_eval.env_driver import run_env_episode
-from aiv_eval.episode_client import EpisodeRequest, RosEpisodeClient, warm_up_verifier
+from aiv_eval.env_port import run_env_episode
+from aiv_eval.episode_client import EpisodeRequest, RosEpisodeClient
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import GroundTruthView, Verdict
 from aiv_offline_sim.environment import PInVerifyEnv
@@ -22,7 +24,13 @@ from aiv_verifier.config_schema import nested_config
 from aiv_verifier.ros_messages import decision_code, decision_from_code
 from rclpy.action import ActionClient, ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import (
+    DurabilityPolicy,
+    HistoryPolicy,
+    QoSProfile,
+    ReliabilityPolicy,
+    qos_profile_action_status_default,
+)
 from sensor_msgs.msg import Image
 from support.ros_harness import wait_until
 
@@ -107,7 +115,7 @@ def test_ros_episodes_equal_in_process_episodes(ros_executor, node_process, micr
     params = {**params, "verifier.dataset_root": micro_root}
     sim = _start_sim(node_process, micro_root)
     verifier = _start_verifier(node_process, params)
-    client = RosEpisodeClient(ros_executor.create_node("episode_client"))
+    client = ros_executor.spin_new("episode_client", RosEpisodeClient)
     client.wait_for_servers(timeout_s=30.0)
     records, env, factory = _in_process(micro_root, params)
     decisions = set()
@@ -126,7 +134,7 @@ def test_ros_episodes_equal_in_process_episodes(ros_executor, node_process, micr
 def test_classical_default_completes_real_episodes(ros_executor, node_process, micro_root) -> None:
     _start_sim(node_process, micro_root)
     verifier = _start_verifier(node_process, {})
-    client = RosEpisodeClient(ros_executor.create_node("episode_client"))
+    client = ros_executor.spin_new("episode_client", RosEpisodeClient)
     client.wait_for_servers(timeout_s=30.0)
     _records, env, factory = _in_process(micro_root, {})
     for index in range(3):
@@ -141,18 +149,16 @@ def test_classical_default_completes_real_episodes(ros_executor, node_process, m
 
 class GoalSender:
     def __init__(self, executor) -> None:
-        self.node = executor.create_node("goal_sender")
-        self.client = ActionClient(self.node, VerifyInstance, "verify_instance")
+        self.client = executor.spin_new(
+            "goal_sender", lambda node: ActionClient(node, VerifyInstance, "verify_instance")
+        )
         self.executor = executor
 
     def send(self, **fields) -> Verdict:
         assert self.client.wait_for_server(timeout_sec=30.0)
-        warm_up_verifier(self.client, attempts=10, wait_s=2.0)
-        handle = self.executor.run(
-            self.client.send_goal_async(VerifyInstance.Goal(**fields)), "goal accepted"
-        )
-        assert handle.accepted
-        return self.executor.run(handle.get_result_async(), "verdict", timeout_s=60.0).result.verdict
+        sent = send_goal_confirmed(self.client, VerifyInstance.Goal(**fields), timeout_s=30.0)
+        assert sent is not None and sent.accepted, "goal not accepted"
+        return sent.result(60.0, lambda: True, "verdict").result.verdict
 
 
 def test_bad_goals_are_refused_with_reasons_and_odd_text_is_served(
@@ -160,7 +166,7 @@ def test_bad_goals_are_refused_with_reasons_and_odd_text_is_served(
 ) -> None:
     _start_sim(node_process, micro_root)
     verifier = _start_verifier(node_process, {})
-    client = RosEpisodeClient(ros_executor.create_node("episode_client"))
+    client = ros_executor.spin_new("episode_client", RosEpisodeClient)
     client.wait_for_servers(timeout_s=30.0)
     start = client.start(EpisodeRequest(index=0))  # a frame is on the topics from here on
     sender = GoalSender(ros_executor)
@@ -254,6 +260,69 @@ def test_move_that_never_completes_and_unusable_frames_fail_explicitly(
         verifier.assert_running()
     finally:
         released.set()
+
+
+def test_a_cancelled_request_stops_before_its_next_step(ros_executor, node_process, micro_root) -> None:
+    """A cancel that arrives while a move is under way ends the request before the next frame is judged."""
+    node = ros_executor.create_node("slow_robot")
+    image_pub = node.create_publisher(Image, "camera/image_raw", LATCHED)
+    gt_pub = node.create_publisher(GroundTruthView, "sim/ground_truth_view", LATCHED)
+    statuses: dict[bytes, int] = {}  # what the verifier says about each goal on the action's status topic
+    node.create_subscription(
+        GoalStatusArray,
+        "verify_instance/_action/status",
+        lambda array: statuses.update({bytes(s.goal_info.goal_id.uuid): s.status for s in array.status_list}),
+        qos_profile_action_status_default,
+    )
+    cancel_accepted = threading.Event()
+    calls: list[str] = []
+
+    def move_once_cancelled(goal_handle):
+        calls.append(goal_handle.request.direction)
+        cancel_accepted.wait(30.0)
+        goal_handle.succeed()
+        return MoveToSector.Result(outcome=MoveToSector.Result.OUTCOME_STAYED, sector=0)
+
+    ActionServer(
+        node,
+        MoveToSector,
+        "move_to_sector",
+        execute_callback=move_once_cancelled,
+        callback_group=ReentrantCallbackGroup(),
+    )
+    _start_verifier(
+        node_process,
+        {"verifier.backend": "oracle", "verifier.dataset_root": micro_root, "move_timeout_s": 30.0},
+    )
+    image = numpy_to_imgmsg(np.full((64, 36, 3), 90, np.uint8), "rgb8")
+    image.header.stamp.sec = 100
+    gt = GroundTruthView(capture_tag="s0_far", sector=0, episode_path="none", target_object_id="none")
+    gt.header.stamp = image.header.stamp
+    gt_pub.publish(gt)
+    image_pub.publish(image)
+    sender = GoalSender(ros_executor)
+    assert sender.client.wait_for_server(timeout_sec=30.0)
+    goal = VerifyInstance.Goal(
+        request_id="cancel", descriptions=["a teal ceramic vase"], start_stamp=image.header.stamp
+    )
+    try:
+        sent = send_goal_confirmed(sender.client, goal, timeout_s=30.0)
+        assert sent is not None and sent.accepted
+        wait_until(lambda: bool(calls), "the verifier asks to move")  # the oracle is unsure: it moves
+        sent.cancel()
+        goal_id = bytes(sent.goal_id.uuid)
+        wait_until(lambda: statuses.get(goal_id) == GoalStatus.STATUS_CANCELING, "the cancel is accepted")
+    finally:
+        cancel_accepted.set()
+    response = sent.result(60.0, lambda: True, "verdict")
+    verdict = response.result.verdict
+    assert response.status == GoalStatus.STATUS_CANCELED
+    assert (verdict.decision, verdict.stop_reason, verdict.failure_reason) == (
+        Verdict.DECISION_FAILED,
+        "canceled",
+        "the request was canceled",
+    )
+    assert calls == [calls[0]]
 
 
 def test_verifier_exits_with_a_message_on_bad_configuration(node_process) -> None:

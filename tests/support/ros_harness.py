@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import rclpy
 from rclpy.context import Context
@@ -23,6 +23,7 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 
 DEFAULT_TIMEOUT_S = 20.0
+T = TypeVar("T")
 
 
 class WaitTimeout(AssertionError):
@@ -63,8 +64,20 @@ class SpinningExecutor:
         return node
 
     def create_node(self, name: str, **kwargs: Any) -> Node:
-        """Create a plain node in this context and spin it."""
+        """Create a plain node in this context and spin it (for nodes whose entities need no set-up)."""
         return self.add(Node(name, context=self.context, **kwargs))
+
+    def spin_new(self, name: str, build: Callable[[Node], T]) -> T:
+        """Create a node, let ``build`` create its clients and subscriptions, and only then spin it.
+
+        Entities must exist before the executor sees their node: rclpy's ActionClient registers itself with
+        the node before it creates its lock, so one created while another thread spins the node can be
+        polled half-built (``AttributeError: ... '_lock'``) and its first goal reply is then never taken.
+        """
+        node = Node(name, context=self.context)
+        built = build(node)
+        self.add(node)
+        return built
 
     def run(self, future: Any, what: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> Any:
         """Wait for an rclpy future completed by the executor thread and return its result."""

@@ -28,19 +28,22 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from aiv_dataset.constants import ACTIVE_RAW_SECTORS
+from aiv_dataset.vocabulary import BENCHMARK_INTRINSICS
 from PIL import Image
 
 #: Image sizes as (width, height).
 SMALL_IMAGE: tuple[int, int] = (36, 64)
-FULL_IMAGE: tuple[int, int] = (360, 640)
+FULL_IMAGE: tuple[int, int] = (BENCHMARK_INTRINSICS.width, BENCHMARK_INTRINSICS.height)
 
 #: Default goal centre (world coordinates, y up).
 GOAL: tuple[float, float, float] = (2.0, 0.5, -1.0)
 
-RAW_SECTORS: tuple[int, ...] = (0, 2, 4, 6, 8, 10)
+#: The captured raw sectors, under the short name the tests use.
+RAW_SECTORS: tuple[int, ...] = ACTIVE_RAW_SECTORS
 FAR_RADIUS = 1.55
 NEAR_RADIUS = 1.05
-HFOV_DEG = 42.0
+HFOV_DEG = BENCHMARK_INTRINSICS.hfov_deg
 
 #: Marker for :attr:`EpisodeSpec.meta_overrides` / :attr:`View.extra`: delete this key from the record.
 DROP: Any = object()
@@ -246,7 +249,7 @@ def meta_document(spec: EpisodeSpec) -> dict[str, Any]:
             "width": w,
             "height": h,
             "hfov_deg": HFOV_DEG,
-            "vfov_deg": round(_vfov(w, h, 42.0), 2),
+            "vfov_deg": round(_vfov(w, h, HFOV_DEG), 2),
         },
         "sensor_mount_offset_y": 1.31,
         "n_sectors": 12,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 from aiv_dataset import PInVerifyDataset
+from aiv_eval.research.oracle_audit import AuditError, AuditLibrary
 from aiv_verifier.core.types import Attribute, Decision
 from aiv_verifier.verification.base import PrivilegedViewInfo, VerifierError, ViewInput
 from aiv_verifier.verification.oracle import (
@@ -151,6 +153,27 @@ def test_noisy_oracle_is_deterministic_and_follows_its_rates(micro_root: Path) -
 def test_library_needs_privileged_ground_truth(tmp_path: Path) -> None:
     with pytest.raises(VerifierError, match="privileged_gt"):
         GroundTruthLibrary(tmp_path)
+
+
+def _older_generator_copy(micro_root: Path, tmp_path: Path) -> tuple[Path, str]:
+    """A copy of the micro dataset whose first GT file lacks the fields aiv-capture 1.1 added."""
+    root = tmp_path / "old"
+    shutil.copytree(micro_root, root)
+    path = sorted(root.glob("privileged_gt/*/*.json"))[0]
+    doc = json.loads(path.read_text())
+    del doc["absent_attributes"], doc["slot_order"]
+    path.write_text(json.dumps(doc))
+    return root, path.stem
+
+
+def test_ground_truth_from_an_older_generator_is_refused_naming_the_file(
+    micro_root: Path, tmp_path: Path
+) -> None:
+    root, object_id = _older_generator_copy(micro_root, tmp_path)
+    with pytest.raises(VerifierError, match=rf"{object_id}\.json.*regenerate the dataset with aiv-capture"):
+        GroundTruthLibrary(root).instance(object_id)
+    with pytest.raises(AuditError, match=rf"{object_id}\.json.*regenerate the dataset with aiv-capture"):
+        AuditLibrary(root).instance(object_id)
 
 
 # ---- regressions: absence claims, absences the ground truth cannot locate, description items --------------

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from aiv_verifier.verification.classical.phrases import analyse_phrase, is_main_colour_claim, split_clauses
+from aiv_verifier.verification.classical.phrases import (
+    analyse_phrase,
+    is_main_colour_claim,
+    split_description,
+)
 
 
 @pytest.mark.parametrize(
@@ -43,7 +47,7 @@ def test_modifier_without_compound_name_is_kept() -> None:
 
 
 def test_description_is_split_into_clauses_keeping_colour_pairs() -> None:
-    clauses = split_clauses(
+    clauses = split_description(
         "a light blue straw sun hat featuring a brown brim, a teal band around it, purple polka dots and no "
         "logo on the front"
     )
@@ -54,7 +58,7 @@ def test_description_is_split_into_clauses_keeping_colour_pairs() -> None:
         "purple polka dots",
         "no logo on the front",
     ]
-    assert split_clauses(
+    assert split_description(
         'a white mug with black and white stripes and the word "SALT AND PEPPER" in red'
     ) == [
         "a white mug",
@@ -76,4 +80,4 @@ def test_attribute_name_can_mark_a_part() -> None:
 def test_odd_phrases_do_not_raise(phrase: str) -> None:
     info = analyse_phrase(phrase)
     assert info.kind in {"unknown", "text", "colour"}
-    split_clauses(phrase)
+    split_description(phrase)

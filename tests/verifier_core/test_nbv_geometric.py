@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import aiv_dataset
 import aiv_verifier
 import pytest
 from aiv_verifier.core.nbv import FarthestNbv, NbvRequest, RandomNbv, available_nbv_strategies, make_nbv
@@ -157,10 +158,11 @@ print(json.dumps(out))
 def test_random_choices_are_identical_across_processes_with_different_hash_salts():
     cases = [(f"scene{index}/ep{index * 7}", 1 + index % 4) for index in range(25)]
     here = [RandomNbv().choose(NbvRequest(k, 1, 0, frozenset(range(n)))).target_index for k, n in cases]
-    package_root = Path(aiv_verifier.__file__).resolve().parents[1]  # the copy this process imported
+    # The copies this process imported: the verifier and the benchmark vocabulary it takes sectors from.
+    roots = [Path(package.__file__).resolve().parents[1] for package in (aiv_verifier, aiv_dataset)]
     outputs = []
     for salt in ("1", "4242"):
-        env = {**os.environ, "PYTHONHASHSEED": salt, "PYTHONPATH": str(package_root)}
+        env = {**os.environ, "PYTHONHASHSEED": salt, "PYTHONPATH": os.pathsep.join(map(str, roots))}
         completed = subprocess.run(
             [sys.executable, "-c", _CHILD, json.dumps(cases)],
             env=env,

@@ -1,10 +1,11 @@
 """Per-step policy bookkeeping (spec §5.9) and its interplay with the tracker and NBV."""
 
 import pytest
+from aiv_dataset.vocabulary import relative_direction, target_sector
 from aiv_verifier.core.nbv import NbvRequest, RandomNbv
 from aiv_verifier.core.policy_bookkeeping import EpisodeBookkeeping
 from aiv_verifier.core.tracker import AttributeStateTracker
-from aiv_verifier.core.types import AttributeState, relative_direction, target_sector
+from aiv_verifier.core.types import AttributeState
 
 
 def test_first_step_marks_the_start_sector_visited():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from aiv_dataset.constants import CATEGORIES
+from aiv_dataset.vocabulary import CATEGORIES
 from aiv_verifier.query.categories import (
     CATEGORY_KEYWORDS,
     KeywordCategoryClassifier,

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 
 import pytest
-from aiv_dataset.constants import CATEGORIES
+from aiv_dataset.vocabulary import CATEGORIES
 from aiv_verifier.query import QueryConfig, QueryMode, build_query_interpreter
 from aiv_verifier.query.llm import (
     PromptSet,

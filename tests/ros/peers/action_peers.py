@@ -16,6 +16,14 @@ from aiv_interfaces.msg import AttributeState, StepReport, Verdict
 from rclpy.action import ActionServer, GoalResponse
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+#: Feedback is volatile by default: what a server publishes before its writer has matched the client's
+#: reader is never delivered, and right after discovery a client can send a goal before that match exists.
+#: These peers keep the last feedback for late readers, so the round-trip tests can assert every message.
+FEEDBACK_QOS = QoSProfile(
+    depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
 
 OFFSETS = {"front": 0, "front-left": 1, "back-left": 2, "back": 3, "back-right": 4, "front-right": 5}
 
@@ -29,7 +37,14 @@ class ScriptedMoveServer:
         self.visited = {0}
         self.steps = 0
         self.budget = 6
-        ActionServer(node, MoveToSector, "move_to_sector", self.execute, goal_callback=self.on_goal)
+        ActionServer(
+            node,
+            MoveToSector,
+            "move_to_sector",
+            self.execute,
+            goal_callback=self.on_goal,
+            feedback_pub_qos_profile=FEEDBACK_QOS,
+        )
 
     def on_goal(self, goal: MoveToSector.Goal) -> GoalResponse:
         return GoalResponse.ACCEPT
@@ -72,7 +87,14 @@ class ScriptedMoveServer:
 class EchoVerifyServer:
     def __init__(self, node: Node) -> None:
         self.node = node
-        ActionServer(node, VerifyInstance, "verify_instance", self.execute, goal_callback=self.on_goal)
+        ActionServer(
+            node,
+            VerifyInstance,
+            "verify_instance",
+            self.execute,
+            goal_callback=self.on_goal,
+            feedback_pub_qos_profile=FEEDBACK_QOS,
+        )
 
     def on_goal(self, goal: VerifyInstance.Goal) -> GoalResponse:
         return GoalResponse.ACCEPT if len(goal.descriptions) > 0 else GoalResponse.REJECT

@@ -1,4 +1,5 @@
-"""Bounded waits on rclpy futures while another thread spins, and a watch on an action server's liveness.
+"""Bounded waits on rclpy futures while another thread spins, a watch on an action server's liveness, and
+sending an action goal so that its acceptance is never lost.
 
 Shared by every node that is a client of a long-running action (the verifier's moves, the evaluator's
 verifications): a crashed peer never answers, so each wait is bounded and notices a server that left the graph.
@@ -8,9 +9,17 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
+from action_msgs.msg import GoalStatus
+from rclpy.action import ActionClient
+from rclpy.action.client import ClientGoalHandle
 from rclpy.node import Node
+from rclpy.task import Future
+from unique_identifier_msgs.msg import UUID
 
 
 class ServerLostError(RuntimeError):
@@ -60,3 +69,94 @@ def action_server_watch(node: Node, action_name: str) -> Callable[[], bool]:
 
     present = gids()
     return lambda: not present or bool(present & gids())
+
+
+@dataclass
+class SentGoal:
+    """A goal whose answer from the server is known: accepted (and followed by its id) or refused."""
+
+    client: ActionClient
+    goal_id: UUID
+    accepted: bool
+    handle: ClientGoalHandle | None = None
+    result_future: Future | None = None  # a result request already in flight, if any
+
+    def result(self, timeout_s: float, alive: Callable[[], bool], what: str) -> Any | None:
+        """The result response of the accepted goal; None on timeout (the goal is then asked to cancel)."""
+        if not self.accepted:
+            raise ValueError("the goal was refused; it has no result")
+        if self.result_future is None:
+            self.result_future = self._handle().get_result_async()
+        if not wait_for_future_while(self.result_future, timeout_s, alive, what):
+            self.cancel()
+            return None
+        return self.result_future.result()
+
+    def cancel(self) -> None:
+        if self.accepted:
+            self._handle().cancel_goal_async()
+
+    def _handle(self) -> ClientGoalHandle:
+        if self.handle is None:
+            response = self.client._action_type.Impl.SendGoalService.Response(accepted=True)
+            self.handle = ClientGoalHandle(self.client, self.goal_id, response)
+        return self.handle
+
+
+def send_goal_confirmed(
+    client: ActionClient,
+    goal: Any,
+    *,
+    timeout_s: float,
+    alive: Callable[[], bool] = lambda: True,
+    what: str = "the action server",
+    feedback_callback: Callable[[Any], None] | None = None,
+    resend_after_s: float = 1.0,
+) -> SentGoal | None:
+    """Send ``goal``; return once the server's answer is known, or None if no answer came in ``timeout_s``.
+
+    Why not ``send_goal_async`` alone:
+
+    - Right after discovery a server can take our request before it has matched our reply reader, and FastDDS
+      then drops the reply ("client will not receive response") although the server accepted the goal and is
+      executing it; the caller would wait for an acceptance that never comes. So the request is repeated every
+      ``resend_after_s`` with the SAME goal id. A server that never saw it answers normally; one that did
+      refuses the repeated id (rclpy refuses ids it already holds). A refused repeat is then told apart from
+      a goal the server really refused by asking for the result: for a goal it does not hold the server
+      answers at once with status UNKNOWN; for one it holds the answer is the result, later. Nothing is ever
+      executed twice.
+    - rclpy registers the feedback callback only after the request has left, so a fast server's first
+      feedback can be taken before there is a callback for it; ours is registered before sending.
+    """
+    goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+    if feedback_callback is not None:
+        client._feedback_callbacks[bytes(goal_id.uuid)] = feedback_callback
+    deadline = time.monotonic() + timeout_s
+    repeated = False
+    while (remaining := deadline - time.monotonic()) > 0:
+        future = client.send_goal_async(goal, feedback_callback=feedback_callback, goal_uuid=goal_id)
+        if not wait_for_future_while(future, min(resend_after_s, remaining), alive, what):
+            repeated = True
+            continue
+        handle = future.result()
+        if handle is None:
+            return None
+        if handle.accepted:
+            return SentGoal(client, goal_id, True, handle)
+        if not repeated:
+            return _refused(client, goal_id)
+        # A repeat was refused: either the first request was accepted and only its reply lost, or the
+        # server refuses this goal. Ask for the result: an unknown goal is answered at once.
+        probe = SentGoal(client, goal_id, True)
+        probe.result_future = probe._handle().get_result_async()
+        if wait_for_future_while(probe.result_future, min(resend_after_s, max(0.1, remaining)), alive, what):
+            response = probe.result_future.result()
+            if response is None or int(response.status) == GoalStatus.STATUS_UNKNOWN:
+                return _refused(client, goal_id)
+        return probe
+    return None
+
+
+def _refused(client: ActionClient, goal_id: UUID) -> SentGoal:
+    client._feedback_callbacks.pop(bytes(goal_id.uuid), None)
+    return SentGoal(client, goal_id, False)

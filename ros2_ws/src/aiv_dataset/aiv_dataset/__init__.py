@@ -8,14 +8,14 @@ was expected; bulk operations collect them in a :class:`ProblemReport` and skip 
 
 from .caches import (
     AttrCacheEntry,
-    Attribute,
+    CachedAttribute,
     CategoryCacheEntry,
     MergeCacheEntry,
     load_attr_cache,
     load_category_cache,
     load_merge_cache,
 )
-from .constants import ACTIVE_RAW_SECTORS, CATEGORIES, PAIR_TYPES, VIEW_TYPES
+from .constants import ACTIVE_RAW_SECTORS, PAIR_TYPES, VIEW_TYPES
 from .descriptions import DescriptionDB, ObjectDescriptions, load_descriptions, parse_descriptions
 from .distractors import (
     Distractor,
@@ -41,6 +41,7 @@ from .meta import CameraIntrinsics, EpisodeMeta, Viewpoint, load_meta, parse_met
 from .paths import DatasetRoot
 from .stats import EpisodeStats, episode_stats, format_tables, summarize
 from .validate import IMAGE_CHECKS, ValidationResult, validate_dataset
+from .vocabulary import CATEGORIES
 
 __all__ = [
     "ACTIVE_RAW_SECTORS",
@@ -49,7 +50,7 @@ __all__ = [
     "PAIR_TYPES",
     "VIEW_TYPES",
     "AttrCacheEntry",
-    "Attribute",
+    "CachedAttribute",
     "CameraIntrinsics",
     "CategoryCacheEntry",
     "DatasetError",

@@ -28,8 +28,11 @@ class CategoryCacheEntry:
 
 
 @dataclass(frozen=True)
-class Attribute:
-    """One extracted attribute, ``name = evidence_phrase``, with a type and a weight (3 = most telling)."""
+class CachedAttribute:
+    """One extracted attribute as ``attr_cache.json`` stores it: ``name = evidence_phrase``, with a type and a
+    weight (3 = most telling), both optional in the file. The verifier turns it into its own, validated
+    ``aiv_verifier.core.types.Attribute``.
+    """
 
     name: str
     evidence_phrase: str
@@ -40,7 +43,7 @@ class Attribute:
 
 @dataclass(frozen=True)
 class AttrCacheEntry:
-    attributes: tuple[Attribute, ...]
+    attributes: tuple[CachedAttribute, ...]
     target_class: str | None = None
     raw: str | None = None
     max_attrs: int | None = None
@@ -60,10 +63,10 @@ def _category(value: Any, where: Where) -> CategoryCacheEntry:
     )
 
 
-def _attribute(value: Any, where: Where) -> Attribute:
+def _attribute(value: Any, where: Where) -> CachedAttribute:
     obj = as_mapping(value, where)
     known = {"name", "evidence_phrase", "type", "weight"}
-    return Attribute(
+    return CachedAttribute(
         name=required(obj, "name", where, as_str),
         evidence_phrase=required(obj, "evidence_phrase", where, lambda v, w: as_str(v, w, allow_empty=True)),
         type=optional(obj, "type", where, as_str),

@@ -1,35 +1,16 @@
-"""Names and numbers fixed by the PInVerify format (spec §1, §2).
+"""Names and numbers of the PInVerify on-disk format (spec §2): sector layout, view and pair types, file names.
 
-Kept in one place so that the loaders, the index builder and the tests agree on them.
+Kept in one place so that the loaders, the index builder, the capture generator and the tests agree on them.
+What the benchmark *means* (directions, categories, thresholds, the camera) is in :mod:`.vocabulary`.
 """
 
 from __future__ import annotations
 
-#: The 18 object categories of the benchmark.
-CATEGORIES: tuple[str, ...] = (
-    "backpack",
-    "bag",
-    "ball",
-    "book",
-    "camera",
-    "cellphone",
-    "eyeglasses",
-    "hat",
-    "headphones",
-    "keys",
-    "laptop",
-    "mug",
-    "shoes",
-    "teddy bear",
-    "toy",
-    "visor",
-    "wallet",
-    "watch",
-)
-
-#: Raw azimuth sectors of the capture pipeline: 12 sectors of 30 degrees, every other one captured.
+#: Raw azimuth sectors of the capture pipeline: 12 sectors of 30 degrees; ``sector_skip`` = 1 means every
+#: other one is captured, which leaves the 6 active sectors (60 degrees apart) that the episode uses.
 RAW_SECTOR_COUNT = 12
-ACTIVE_RAW_SECTORS: tuple[int, ...] = (0, 2, 4, 6, 8, 10)
+RAW_SECTOR_SKIP = 1
+ACTIVE_RAW_SECTORS: tuple[int, ...] = tuple(range(0, RAW_SECTOR_COUNT, RAW_SECTOR_SKIP + 1))
 
 #: Distance levels of the two views attempted per active sector.
 VIEW_TYPES: tuple[str, ...] = ("far", "near")

@@ -1,13 +1,12 @@
-"""The benchmark's one vocabulary: relative directions, sectors and move outcomes (spec §3).
+"""The benchmark's one vocabulary: directions, sectors, move outcomes, categories, thresholds, camera.
 
-Every package that speaks about moves (the environment, the simulator node, the verifier's episode loop,
-the evaluation records) takes these names from here, so a direction or an outcome is written down once.
+Every package that speaks about the benchmark (the environment and simulator node, the verifier's core and
+episode loop, the capture generator, the evaluation records) takes these names and numbers from here, so
+each fact is written down once and a change cannot leave a second copy behind.
 
-The six relative directions an agent may request, and how free text is mapped onto them (spec §3.6).
-
-Directions are relative to the agent, which always faces the goal: "front" is where it stands, "front-left"
-is one sector (60 degrees) around the goal to its left, and so on. Policies send free text such as
-``"back-left (MLLM-Reasoning)"``; the reference environment cleans and normalises it, falling back to
+Directions (spec §3.6) are relative to the agent, which always faces the goal: "front" is where it stands,
+"front-left" is one sector (60 degrees) around the goal to its left, and so on. Policies send free text such
+as ``"back-left (MLLM-Reasoning)"``; the reference environment cleans and normalises it, falling back to
 "front" (stay) for anything it cannot read. That lenient default is kept; ``strict=True`` turns every string
 that is not exactly a direction name (after cleaning) into an error instead of a silent guess.
 """
@@ -15,7 +14,11 @@ that is not exactly a direction name (after cleaning) into an error instead of a
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from enum import Enum
+from types import MappingProxyType
+
+from .meta import CameraIntrinsics
 
 #: Azimuth sectors of an episode, 60 degrees each.
 SECTOR_COUNT = 6
@@ -45,8 +48,9 @@ class MoveOutcome(str, Enum):
 #: Names in virtual-index-offset order: DIRECTIONS[k] moves k sectors counter-clockwise (+theta).
 DIRECTIONS: tuple[str, ...] = ("front", "front-left", "back-left", "back", "back-right", "front-right")
 
-#: Virtual-sector offset of each direction (what policies add to the current virtual index).
-DIRECTION_OFFSETS: dict[str, int] = {name: k for k, name in enumerate(DIRECTIONS)}
+#: Virtual-sector offset of each direction (what policies add to the current virtual index); read-only
+#: because every package shares this one table.
+DIRECTION_OFFSETS: Mapping[str, int] = MappingProxyType({name: k for k, name in enumerate(DIRECTIONS)})
 
 # Substring fallback order: longest names first, so "go back-left" is read as back-left, not back. (The
 # reference iterates a Python set here, whose order varies between processes; any fixed order is a choice.)
@@ -85,7 +89,7 @@ def normalize_direction(text: str, *, strict: bool = False) -> str:
     return "front"
 
 
-def direction_angle(name: str, sectors: int = 6) -> float:
+def direction_angle(name: str, sectors: int = SECTOR_COUNT) -> float:
     """Azimuth offset (radians, +theta = agent's left) that a direction asks for, as in the reference.
 
     Front-left/right are one sector span, back-left/right two spans, and "back" is exactly pi.
@@ -102,6 +106,62 @@ def direction_angle(name: str, sectors: int = 6) -> float:
     return offsets[name]
 
 
-def relative_name(offset: int, sectors: int = 6) -> str:
-    """Direction name of a virtual-index offset (``(target - current) mod 6``)."""
-    return DIRECTIONS[offset % sectors]
+def target_sector(current_sector: int, direction: str, sectors: int = SECTOR_COUNT) -> int:
+    """Virtual sector reached by moving in ``direction`` (an exact direction name) from ``current_sector``.
+
+    This is index arithmetic only; whether the move is possible is the environment's business.
+    """
+    if direction not in DIRECTION_OFFSETS:
+        raise DirectionError(f"unknown direction {direction!r}; expected one of {list(DIRECTIONS)}")
+    return (current_sector + DIRECTION_OFFSETS[direction]) % sectors
+
+
+def relative_direction(current_sector: int, target: int, sectors: int = SECTOR_COUNT) -> str:
+    """Name of virtual sector ``target`` as seen from ``current_sector`` (the current sector is "front")."""
+    return DIRECTIONS[(target - current_sector) % sectors]
+
+
+#: The 18 object categories of the benchmark (spec §1), in the order the category prompt lists them.
+CATEGORIES: tuple[str, ...] = (
+    "backpack",
+    "bag",
+    "ball",
+    "book",
+    "camera",
+    "cellphone",
+    "eyeglasses",
+    "hat",
+    "headphones",
+    "keys",
+    "laptop",
+    "mug",
+    "shoes",
+    "teddy bear",
+    "toy",
+    "visor",
+    "wallet",
+    "watch",
+)
+
+#: Mask area (pixels) above which the target counts as visible in a capture, per category (spec §2.3,
+#: paper Table 10). The capture generator judges viewpoints with it; the simulator reports it per frame.
+CATEGORY_MASK_THRESHOLDS_PX: Mapping[str, int] = MappingProxyType(
+    {
+        **dict.fromkeys(("keys", "watch"), 100),
+        **dict.fromkeys(("eyeglasses", "wallet", "cellphone", "visor", "camera", "mug"), 150),
+        **dict.fromkeys(("toy", "ball", "headphones", "hat", "book", "shoes"), 300),
+        **dict.fromkeys(("backpack", "bag", "laptop", "teddy bear"), 500),
+    }
+)
+#: Threshold of a category the table does not list.
+DEFAULT_MASK_THRESHOLD_PX = 200
+
+
+def mask_threshold_px(category: str) -> int:
+    """Visibility threshold of a category in mask pixels (:data:`DEFAULT_MASK_THRESHOLD_PX` if unlisted)."""
+    return CATEGORY_MASK_THRESHOLDS_PX.get(category, DEFAULT_MASK_THRESHOLD_PX)
+
+
+#: The benchmark camera (spec §2.3): 360x640 portrait, HFOV 42 degrees; the VFOV is
+#: 2*atan(tan 21deg * 640/360) rounded as meta.json records it. Used when an episode carries no intrinsics.
+BENCHMARK_INTRINSICS = CameraIntrinsics(width=360, height=640, hfov_deg=42.0, vfov_deg=68.62)

@@ -10,8 +10,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from aiv_dataset.constants import PAIR_TYPES
+
 from .metrics import compute_metrics
-from .records import PAIR_TYPES, EpisodeRecord, is_prediction_correct
+from .records import EpisodeRecord, is_prediction_correct
 from .results_store import LoadedRun, load_run
 from .statistics import DEFAULT_RESAMPLES, DEFAULT_SEED, mcnemar_exact, paired_bootstrap_diff
 

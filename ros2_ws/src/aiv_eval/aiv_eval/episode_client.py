@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from aiv_common.action_waits import (
     ServerLostError,
     action_server_watch,
-    wait_for_future,
+    send_goal_confirmed,
     wait_for_future_while,
 )
 from aiv_interfaces.action import VerifyInstance
@@ -61,21 +61,6 @@ class EpisodeRun:
     feedback: list[StepReport] = field(default_factory=list)
 
 
-def warm_up_verifier(client: ActionClient, *, attempts: int, wait_s: float) -> None:
-    """Make sure goal replies reach us before sending a real goal.
-
-    Right after discovery a server can receive our goal before it has matched our reply reader; rmw then drops
-    the reply ("failed to send response") and, for a real goal, we would never learn that it was accepted. A
-    goal without descriptions is refused at once and costs nothing, so it is safe to repeat until one reply
-    comes back.
-    """
-    for _attempt in range(attempts):
-        future = client.send_goal_async(VerifyInstance.Goal(request_id="aiv-warm-up"))
-        if wait_for_future(future, wait_s):
-            return
-    raise EpisodeInfrastructureError(f"the verifier never answered a goal in {attempts} tries")
-
-
 class RosEpisodeClient:
     """Runs episodes through a simulator and a verifier reachable from ``node`` (which someone spins)."""
 
@@ -96,23 +81,16 @@ class RosEpisodeClient:
         self.server_wait_s = server_wait_s
         self.start_timeout_s = start_timeout_s
         self.start_attempts = 3
-        self._warmed_up = False
         self.verdict_timeout_s = verdict_timeout_s
 
     def wait_for_servers(self, timeout_s: float | None = None) -> None:
         timeout = self.server_wait_s if timeout_s is None else timeout_s
-        if not self.start_client.service_is_ready() or not self.verify_client.server_is_ready():
-            # A server that left (crash, restart) must prove again that its replies reach us.
-            self._warmed_up = False
         if not self.start_client.wait_for_service(timeout_sec=timeout):
             raise ServersUnavailableError(
                 f"simulator service {self.start_client.srv_name!r} not available after {timeout:.0f} s"
             )
         if not self.verify_client.wait_for_server(timeout_sec=timeout):
             raise ServersUnavailableError(f"verifier action server not available after {timeout:.0f} s")
-        if not self._warmed_up:
-            warm_up_verifier(self.verify_client, attempts=5, wait_s=max(1.0, timeout / 5))
-            self._warmed_up = True
 
     def start(self, request: EpisodeRequest) -> StartEpisode.Response:
         """Load an episode on the simulator (its start view gets published) without verifying it."""
@@ -165,19 +143,19 @@ class RosEpisodeClient:
             start_sector=int(start.start_sector),
         )
         server_alive = action_server_watch(self.node, self.verify_action)
-        goal_future = self.verify_client.send_goal_async(
-            goal, feedback_callback=lambda msg: feedback.append(msg.feedback.step)
+        sent = send_goal_confirmed(
+            self.verify_client,
+            goal,
+            timeout_s=self.start_timeout_s,
+            alive=server_alive,
+            what="the verifier",
+            feedback_callback=lambda msg: feedback.append(msg.feedback.step),
         )
-        if not wait_for_future_while(goal_future, self.start_timeout_s, server_alive, "the verifier"):
+        if sent is None:
             raise EpisodeInfrastructureError("the verifier did not acknowledge the goal")
-        handle = goal_future.result()
-        if handle is None or not handle.accepted:
+        if not sent.accepted:
             raise EpisodeInfrastructureError("the verifier refused the goal")
-        result_future = handle.get_result_async()
-        if not wait_for_future_while(result_future, self.verdict_timeout_s, server_alive, "the verifier"):
-            handle.cancel_goal_async()
-            raise EpisodeInfrastructureError(f"no verdict within {self.verdict_timeout_s} s")
-        response = result_future.result()
+        response = sent.result(self.verdict_timeout_s, server_alive, "the verifier")
         if response is None:
-            raise EpisodeInfrastructureError("the verifier returned no result")
+            raise EpisodeInfrastructureError(f"no verdict within {self.verdict_timeout_s} s")
         return EpisodeRun(start=start, verdict=response.result.verdict, feedback=feedback)

@@ -21,6 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
+from aiv_common.action_waits import wait_for_future
+from aiv_common.parameter_spec import ParameterError
+from aiv_common.parameters import declare_parameter_table, init_or_report
 from aiv_dataset.errors import DatasetError
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_interfaces.msg import Verdict
@@ -40,12 +43,11 @@ from .episode_client import (
     EpisodeRequest,
     RosEpisodeClient,
     ServersUnavailableError,
-    wait_for_future,
 )
 from .identity import SIM_IDENTITY_KEYS, build_run_config, evaluation_slice
 from .loop import EpisodeJob, LoopOutcome, RunAborted, evaluate_index
+from .parameters import EVALUATOR_PARAMETERS
 from .scoring import failure_record, record_from_verdict
-from .spec import EVALUATOR_DEFAULTS
 
 SIM_PARAMETERS = (*SIM_IDENTITY_KEYS, "dataset_root", "privileged_output")
 PARAMETER_ATTEMPTS = 3
@@ -80,15 +82,11 @@ def fetch_parameters(node: Node, remote: str, names: list[str], timeout_s: float
 class EvaluatorNode(Node):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("evaluator", **kwargs)
-        self.settings = {
-            name: self.declare_parameter(name, default).value for name, default in EVALUATOR_DEFAULTS.items()
-        }
+        self.settings = declare_parameter_table(self, EVALUATOR_PARAMETERS)
         try:
             self.slice = evaluation_slice(int(self.settings["slice_start"]), int(self.settings["slice_end"]))
         except ValueError as error:
             raise EvaluatorConfigError(str(error)) from error
-        if int(self.settings["max_attempts"]) < 1:
-            raise EvaluatorConfigError(f"max_attempts must be >= 1, got {self.settings['max_attempts']}")
         self.client = RosEpisodeClient(
             self,
             start_service=str(self.settings["start_episode_service"]),
@@ -222,7 +220,8 @@ def _box(report) -> tuple[int, int, int, int]:
 def main(args: list[str] | None = None) -> int:
     # Python's own SIGINT handling: Ctrl-C (or `ros2 launch` stopping us) raises KeyboardInterrupt in the loop,
     # so the results file is closed cleanly instead of the process waiting out a verdict timeout.
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    if not init_or_report("evaluator", args, signal_handler_options=SignalHandlerOptions.NO):
+        return 2
     # The evaluation loop blocks the main thread; callbacks only complete futures, so one thread serves them.
     executor = SingleThreadedExecutor()
     node: EvaluatorNode | None = None
@@ -232,7 +231,7 @@ def main(args: list[str] | None = None) -> int:
         executor.add_node(node)
         spinner.start()
         outcome = node.evaluate()
-    except (EvaluatorConfigError, StoreError, DatasetError) as error:
+    except (ParameterError, EvaluatorConfigError, StoreError, DatasetError) as error:
         print(f"evaluator: {error}", file=sys.stderr)
         return 2
     except ServersUnavailableError as error:

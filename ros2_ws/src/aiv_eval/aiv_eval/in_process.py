@@ -17,7 +17,7 @@ from aiv_verifier.agent.factory import AgentFactory
 
 from . import EpisodeRecord
 from .crop_thumbnails import CropWriter
-from .env_driver import run_env_episode
+from .env_port import run_env_episode
 from .loop import EpisodeJob, LoopOutcome, evaluate_index
 from .scoring import failure_record, record_from_session
 from .spec import EvalSpec

@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from aiv_dataset.constants import PAIR_TYPES
 
 from .records import (
     FLIP_DIRECTIONS,
-    PAIR_TYPES,
     STOP_REASONS,
     EpisodeRecord,
     derive_flip_direction,

@@ -29,14 +29,15 @@ from itertools import pairwise
 from types import MappingProxyType
 from typing import Any
 
-from aiv_verifier.core.types import RELATIVE_DIRECTIONS, SECTOR_COUNT, AttributeState
+from aiv_dataset.constants import PAIR_TYPES
+from aiv_dataset.vocabulary import DIRECTION_OFFSETS, SECTOR_COUNT, clean_direction
+from aiv_verifier.core.types import AttributeState
 
 FLOAT_DECIMALS = 4
 """Decimals kept for every float in a record (confidences, vote sums)."""
 
 PREDICTIONS: tuple[str, ...] = ("Yes", "No", "Unsure")
 STEP_PREDICTIONS: tuple[str, ...] = ("Yes", "No")
-PAIR_TYPES: tuple[str, ...] = ("positive", "neg_same", "neg_diff")
 STATUSES: tuple[str, ...] = ("ok", "infra_failure")
 FLIP_DIRECTIONS: tuple[str, ...] = ("stable_correct", "stable_wrong", "flip_to_correct", "flip_to_wrong")
 STOP_REASONS: tuple[str, ...] = ("converged", "unanimous", "final", "early_exit", "budget", "failure")
@@ -124,10 +125,7 @@ def direction_offset(nav_rel: str | None) -> int | None:
     """
     if nav_rel is None:
         return None
-    name = nav_rel.split("(", 1)[0].strip().lower()
-    if name in RELATIVE_DIRECTIONS:
-        return RELATIVE_DIRECTIONS.index(name)
-    return None
+    return DIRECTION_OFFSETS.get(clean_direction(nav_rel).lower())
 
 
 def prediction_value(prediction: str | None, unsure_as_negative: bool = True) -> int | None:

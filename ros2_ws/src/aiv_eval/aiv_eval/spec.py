@@ -1,49 +1,56 @@
 """One evaluation configuration, read from the same params YAML the three nodes are launched with.
 
-The file holds a ``ros__parameters`` section per node (``offline_sim``, ``verifier``, ``evaluator``). The
-in-process mode reads it directly; the ROS mode passes it to the nodes as ``--params-file``. ``--set
-node.param=value`` overrides apply to both the same way, which is what lets the two modes be compared.
+The file holds a ``ros__parameters`` section per node (``offline_sim``, ``verifier``, ``evaluator``; written
+``/**/offline_sim`` so the section also reaches a namespaced node, or plain). The in-process mode reads it
+directly; the ROS mode passes the spec to the nodes as ``--params-file``. ``--set node.param=value`` overrides
+apply to both the same way, which is what lets the two modes be compared.
+
+Names, types, choices and ranges are checked against the nodes' own parameter tables (the ones the nodes
+declare), nested sections are flattened the way ROS flattens them (``agent: {nbv: random}`` is
+``agent.nbv: random``), and anything a node would refuse is refused here, in one line, before a run starts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+from aiv_common.parameter_spec import (
+    ParameterError,
+    ParameterSpec,
+    flatten_parameters,
+    parameter_defaults,
+    table_by_name,
+    unknown_parameter_message,
+)
+from aiv_offline_sim.parameters import SIM_PARAMETERS, check_sim_values
 from aiv_verifier.config_schema import config_parameter_defaults, nested_config
+from aiv_verifier.parameters import check_verifier_values, verifier_parameters
 
 from . import RunConfig, identity
+from .parameters import EVALUATOR_PARAMETERS
 
 NODES = ("offline_sim", "verifier", "evaluator")
-SIM_DEFAULTS: dict[str, Any] = {
-    "dataset_root": "",
-    "index_file": "val/pv_index_all.jsonl",
-    "max_steps": 6,
-    "seed": 42,
-    "seed_policy": "per_episode_fixed",
-    "view_priority": "far",
-    "privileged_output": True,
-}
-EVALUATOR_DEFAULTS: dict[str, Any] = {
-    "run_dir": "runs/offline_eval",
-    "run_name": "",
-    "slice_start": 0,
-    "slice_end": -1,
-    "max_attempts": 2,
-    "save_crops": True,
-    "unsure_as_negative": True,
-    "episode_timeout_s": 300.0,
-    "server_wait_s": 60.0,
-    "write_report": True,
-    "dataset_root": "",
-    "simulator_node": "offline_sim",
-    "verifier_node": "verifier",
-    "start_episode_service": "start_episode",
-    "verify_action": "verify_instance",
-}
+#: How the spec names a node's section when it writes a params file: any namespace matches.
+WILDCARD = "/**/"
+#: Where an offline evaluation differs from a node's own default: the simulator publishes its ground truth,
+#: because the default agent takes its boxes from it (a robot-facing simulator keeps labels to itself).
+EVALUATION_OVERRIDES: dict[str, dict[str, Any]] = {"offline_sim": {"privileged_output": True}}
+SIM_DEFAULTS: dict[str, Any] = {**parameter_defaults(SIM_PARAMETERS), **EVALUATION_OVERRIDES["offline_sim"]}
+EVALUATOR_DEFAULTS: dict[str, Any] = parameter_defaults(EVALUATOR_PARAMETERS)
+
+
+def node_table(node: str) -> tuple[ParameterSpec, ...]:
+    """The table a node declares, which its section is checked against."""
+    if node == "offline_sim":
+        return SIM_PARAMETERS
+    if node == "evaluator":
+        return EVALUATOR_PARAMETERS
+    return verifier_parameters()  # built on first use (it imports the verifier backends)
 
 
 class SpecError(ValueError):
@@ -55,21 +62,36 @@ def _parse_value(text: str) -> Any:
     return text if isinstance(value, (dict, list)) else value
 
 
-def _typed_like(default: Any, value: Any, where: str) -> Any:
-    """A value of the declared parameter's type (a ROS node refuses an int for a double parameter)."""
-    if default is None or value is None:
-        return value
-    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(default, str) and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)  # `--set evaluator.run_name=2024` is a name, not a number
-    if isinstance(default, bool) != isinstance(value, bool) or not isinstance(value, type(default)):
-        raise SpecError(f"{where}: expected a {type(default).__name__}, got {value!r}")
-    return value
+def node_of_section(key: Any) -> str | None:
+    """The node a params-file section is for: ``offline_sim``, ``/offline_sim`` or ``/**/offline_sim``."""
+    if not isinstance(key, str):
+        return None
+    for prefix in (WILDCARD, "/", ""):
+        if key.startswith(prefix) and key[len(prefix) :] in NODES:
+            return key[len(prefix) :]
+    return None
+
+
+@functools.cache
+def _indexed_table(node: str) -> dict[str, ParameterSpec]:
+    return table_by_name(node_table(node))
+
+
+#: Rules between one node's parameters, the same ones the node applies at start-up.
+CROSS_CHECKS: dict[str, Callable[[Mapping[str, Any]], None]] = {
+    "offline_sim": check_sim_values,
+    "verifier": check_verifier_values,
+}
 
 
 @dataclass
 class EvalSpec:
+    """The three nodes' parameter values of one evaluation.
+
+    ``sim`` and ``evaluator`` hold every parameter of their node (defaults filled in); ``verifier`` holds only
+    what the file or an override set, the node's defaults filling in the rest (:meth:`agent_flat`).
+    """
+
     sim: dict[str, Any] = field(default_factory=lambda: dict(SIM_DEFAULTS))
     verifier: dict[str, Any] = field(default_factory=dict)
     evaluator: dict[str, Any] = field(default_factory=lambda: dict(EVALUATOR_DEFAULTS))
@@ -81,20 +103,29 @@ class EvalSpec:
         try:
             document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         except (OSError, yaml.YAMLError) as error:
-            raise SpecError(f"{path}: cannot read params file: {error}") from error
+            first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise SpecError(f"{path}: cannot read params file: {first_line}") from error
         if not isinstance(document, Mapping):
             raise SpecError(f"{path}: expected a mapping of node names")
         spec = cls(source=str(path))
-        for node, section in document.items():
-            if node not in NODES:
-                raise SpecError(f"{path}: unknown node {node!r}; expected {list(NODES)}")
+        for key, section in document.items():
+            node = node_of_section(key)
+            if node is None:
+                raise SpecError(
+                    f"{path}: unknown node section {key!r}; expected {', '.join(NODES)} (or /**/<node>)"
+                )
             params = (section or {}).get("ros__parameters", {}) if isinstance(section, Mapping) else None
             if not isinstance(params, Mapping):
-                raise SpecError(f"{path}: {node}.ros__parameters must be a mapping")
-            for name, value in params.items():
-                spec.set(node, str(name), value, where=str(path))
+                raise SpecError(f"{path}: {key}.ros__parameters must be a mapping")
+            try:
+                flat = flatten_parameters(params)
+            except ParameterError as error:
+                raise SpecError(f"{path}: {node} {error}") from error
+            for name, value in flat.items():
+                spec.set(node, name, value, where=str(path))
         for item in overrides:
             spec.apply_override(item)
+        spec.check()
         return spec
 
     def apply_override(self, item: str) -> None:
@@ -106,19 +137,30 @@ class EvalSpec:
         self.set(node, name, _parse_value(text), where=f"override {item!r}")
 
     def set(self, node: str, name: str, value: Any, *, where: str) -> None:
-        if node == "offline_sim":
-            table, known = self.sim, SIM_DEFAULTS
-        elif node == "evaluator":
-            table, known = self.evaluator, EVALUATOR_DEFAULTS
-        elif node == "verifier":
-            # The verifier also has wiring parameters (topics, timeouts) that are not part of the agent.
-            table, known = self.verifier, None
-        else:
-            raise SpecError(f"{where}: unknown node {node!r}; expected {list(NODES)}")
-        if known is not None and name not in known:
-            raise SpecError(f"{where}: unknown parameter {node}.{name}; known: {sorted(known)}")
-        default = known.get(name) if known is not None else config_parameter_defaults().get(name)
-        table[name] = _typed_like(default, value, f"{where}: {node}.{name}")
+        """Set one parameter after checking it against the node's own table (name, type, choices, range)."""
+        if node not in NODES:
+            raise SpecError(f"{where}: unknown node {node!r}; expected {', '.join(NODES)}")
+        specs = _indexed_table(node)
+        if name not in specs:
+            raise SpecError(f"{where}: {unknown_parameter_message(name, specs, f'{node}.{name}')}")
+        try:
+            checked = specs[name].check(value)
+        except ParameterError as error:
+            raise SpecError(f"{where}: {node} {error}") from error
+        self._values(node)[name] = checked
+
+    def check(self) -> None:
+        """Rules between a node's parameters (e.g. default_step_budget <= max_step_budget), as the nodes apply
+        them at start-up."""
+        for node, rule in CROSS_CHECKS.items():
+            values = {**parameter_defaults(node_table(node)), **self._values(node)}
+            try:
+                rule(values)
+            except ParameterError as error:
+                raise SpecError(f"{self.source or 'spec'}: {node} {error}") from error
+
+    def _values(self, node: str) -> dict[str, Any]:
+        return {"offline_sim": self.sim, "verifier": self.verifier, "evaluator": self.evaluator}[node]
 
     def set_dataset(self, root: str) -> None:
         """Point every node at one dataset (sim, evaluator labels, oracle ground truth)."""
@@ -167,10 +209,9 @@ class EvalSpec:
         )
 
     def write(self, path: Path) -> None:
-        """A params file with every value of this spec, for the ROS nodes (keeps overrides in one place)."""
-        document = {
-            "offline_sim": {"ros__parameters": dict(self.sim)},
-            "verifier": {"ros__parameters": dict(self.verifier)},
-            "evaluator": {"ros__parameters": dict(self.evaluator)},
-        }
+        """A params file with every value of this spec, for the ROS nodes (keeps overrides in one place).
+
+        Sections are keyed ``/**/<node>`` so the nodes find them in whatever namespace they are started.
+        """
+        document = {f"{WILDCARD}{node}": {"ros__parameters": dict(self._values(node))} for node in NODES}
         path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aiv_verifier.agent.trace import EpisodeTrace, MoveResult
+from aiv_dataset.vocabulary import MoveOutcome
+from aiv_verifier.agent.session import AgentStep
+from aiv_verifier.agent.trace import EpisodeTrace
 
 from .records import AttributeObservation, TranscriptStep
 
 _OUTCOMES = {
-    result.value: ("none" if result is MoveResult.DECIDED else result.value) for result in MoveResult
+    result.value: ("none" if result is MoveOutcome.DECIDED else result.value) for result in MoveOutcome
 }
 
 
 def transcript_from_trace(
-    trace: EpisodeTrace, crop_files: Sequence[str | None] | None = None
+    trace: EpisodeTrace[AgentStep], crop_files: Sequence[str | None] | None = None
 ) -> list[TranscriptStep]:
     steps = []
     for position, entry in enumerate(trace.entries):

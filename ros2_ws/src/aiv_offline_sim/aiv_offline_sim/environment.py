@@ -12,8 +12,9 @@ What differs from the reference is the *interface*, not the rules:
   pair labels reach the agent only through ``Observation.privileged``, which is filled only when the
   environment is built with ``privileged=True`` (the GT-box and oracle modes opt in; spec §9).
 * ``StepInfo`` is for the caller (evaluator / sim node), not the agent: it says what happened
-  (:class:`StepOutcome`, trap flag, a readable warning) and tells "already visited" apart from
-  "unreachable", which the reference lumps together (both still count as ``navigation_failed``).
+  (a :class:`~aiv_dataset.vocabulary.MoveOutcome`, trap flag, a readable warning) and tells "already
+  visited" apart from "unreachable", which the reference lumps together (both still count as
+  ``navigation_failed``).
 * Misuse raises instead of misbehaving: stepping before ``reset`` or after the episode ended, or (with
   ``strict_directions=True``) a direction or decision string that is not one of the known names.
 * The start-sector seed is selectable by name, because the reference has two behaviours (§3.3):
@@ -27,7 +28,6 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -39,9 +39,15 @@ from aiv_dataset.images import ImageRef
 from aiv_dataset.index_records import PairRecord
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_dataset.meta import CameraIntrinsics, Viewpoint, parse_viewpoint
-from aiv_dataset.vocabulary import DirectionError, clean_direction, normalize_direction
+from aiv_dataset.vocabulary import (
+    SECTOR_COUNT,
+    DirectionError,
+    MoveOutcome,
+    clean_direction,
+    normalize_direction,
+)
 
-from .sector_map import MoveOutcome, SectorMap, build_sector_map, resolve_move
+from .sector_map import SectorMap, build_sector_map, resolve_move
 
 #: Names of the start-sector seeding policies (see module docstring).
 SEED_POLICIES: tuple[str, ...] = ("per_episode_fixed", "seed_plus_index")
@@ -69,21 +75,6 @@ class EpisodeFinishedError(EpisodeEnvError):
 
 class InvalidActionError(EpisodeEnvError, ValueError):
     """The action cannot be interpreted (wrong type, or unknown name in strict mode)."""
-
-
-class StepOutcome(str, Enum):
-    """What a step did. ``UNREACHABLE`` and ``ALREADY_VISITED`` are both navigation failures."""
-
-    MOVED = "moved"
-    STAYED = "stayed"
-    UNREACHABLE = "unreachable"
-    ALREADY_VISITED = "already_visited"
-    REJECTED = "rejected"  # move not attempted: the step budget was exhausted (forced "Unsure" stop)
-    DECIDED = "decided"  # Yes/No ended the episode
-
-    @property
-    def navigation_failed(self) -> bool:
-        return self in (StepOutcome.UNREACHABLE, StepOutcome.ALREADY_VISITED)
 
 
 @dataclass(frozen=True)
@@ -196,7 +187,7 @@ class StepInfo:
 
     step: int
     decision: str
-    outcome: StepOutcome
+    outcome: MoveOutcome
     trap_view: bool = False
     requested_direction: str | None = None
     direction: str | None = None
@@ -211,7 +202,7 @@ class StepInfo:
 
     @property
     def forced_stop(self) -> bool:
-        return self.outcome is StepOutcome.REJECTED
+        return self.outcome is MoveOutcome.REJECTED
 
     def to_reference_dict(self) -> dict[str, Any]:
         info: dict[str, Any] = {}
@@ -251,11 +242,11 @@ class _EpisodeState:
     history: list[StepInfo] = field(default_factory=list)
 
 
-def compose_warning(outcome: StepOutcome, direction: str | None, trap_view: bool) -> str | None:
+def compose_warning(outcome: MoveOutcome, direction: str | None, trap_view: bool) -> str | None:
     """Readable feedback for a step: failed moves first (the agent did not move), then trap arrivals."""
-    if outcome is StepOutcome.UNREACHABLE:
+    if outcome is MoveOutcome.UNREACHABLE:
         return f"Sector {direction} is unreachable; the agent has not moved."
-    if outcome is StepOutcome.ALREADY_VISITED:
+    if outcome is MoveOutcome.ALREADY_VISITED:
         return f"Sector {direction} was already visited; the agent has not moved."
     if trap_view:
         return TRAP_WARNING
@@ -287,7 +278,7 @@ class PInVerifyEnv:
         dataset: PInVerifyDataset,
         *,
         max_steps: int = 6,
-        sectors: int = 6,
+        sectors: int = SECTOR_COUNT,
         view_priority: str = "far",
         seed: int = 42,
         seed_policy: str = "per_episode_fixed",
@@ -485,14 +476,14 @@ class PInVerifyEnv:
         if decision in ("Yes", "No"):
             state.done = True
             info = StepInfo(
-                state.step, decision, StepOutcome.DECIDED, from_sector=from_sector, to_sector=from_sector
+                state.step, decision, MoveOutcome.DECIDED, from_sector=from_sector, to_sector=from_sector
             )
         elif state.step >= self.max_steps:
             state.done = True
             info = StepInfo(
                 state.step,
                 "Unsure",
-                StepOutcome.REJECTED,
+                MoveOutcome.REJECTED,
                 requested_direction=raw_direction,
                 from_sector=from_sector,
                 to_sector=from_sector,
@@ -536,16 +527,16 @@ class PInVerifyEnv:
             state.last_failed = False
             state.last_failed_direction = None
             trap = not state.smap.captures[resolution.capture].mask_meets_threshold
-            outcome = StepOutcome.STAYED if resolution.outcome is MoveOutcome.STAYED else StepOutcome.MOVED
+            outcome = MoveOutcome.STAYED if resolution.outcome is MoveOutcome.STAYED else MoveOutcome.MOVED
         else:
             to_sector = from_sector
             state.last_failed = True
             state.last_failed_direction = clean_direction(raw_direction)
             trap = False
             outcome = (
-                StepOutcome.ALREADY_VISITED
+                MoveOutcome.ALREADY_VISITED
                 if resolution.outcome is MoveOutcome.ALREADY_VISITED
-                else StepOutcome.UNREACHABLE
+                else MoveOutcome.UNREACHABLE
             )
         return StepInfo(
             step=state.step,

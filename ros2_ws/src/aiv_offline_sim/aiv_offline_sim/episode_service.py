@@ -10,28 +10,21 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
 
 import numpy as np
 from aiv_dataset.descriptions import DescriptionDB
 from aiv_dataset.errors import DatasetError
 from aiv_dataset.index_records import PairRecord
 from aiv_dataset.meta import CameraIntrinsics
-from aiv_dataset.vocabulary import DIRECTIONS, DirectionError, normalize_direction
+from aiv_dataset.vocabulary import (
+    BENCHMARK_INTRINSICS,
+    DIRECTIONS,
+    DirectionError,
+    MoveOutcome,
+    normalize_direction,
+)
 
-from .environment import Action, Observation, PInVerifyEnv, StepInfo, StepOutcome
-
-# The benchmark camera (spec §2.3), used when an episode's meta.json carries no intrinsics.
-BENCHMARK_INTRINSICS = CameraIntrinsics(width=360, height=640, hfov_deg=42.0, vfov_deg=68.62)
-
-# Visibility thresholds of the capture pipeline in mask pixels (spec §2.3, paper Table 10).
-DEFAULT_MASK_THRESHOLD_PX = 200
-CATEGORY_MASK_THRESHOLDS_PX: dict[str, int] = {
-    **dict.fromkeys(("keys", "watch"), 100),
-    **dict.fromkeys(("eyeglasses", "wallet", "cellphone", "visor", "camera", "mug"), 150),
-    **dict.fromkeys(("toy", "ball", "headphones", "hat", "book", "shoes"), 300),
-    **dict.fromkeys(("backpack", "bag", "laptop", "teddy bear"), 500),
-}
+from .environment import Action, Observation, PInVerifyEnv, StepInfo
 
 
 def pair_key(record: PairRecord) -> str:
@@ -43,25 +36,6 @@ def pair_key(record: PairRecord) -> str:
     identity = "\x1f".join(record.key)
     digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:12]
     return f"{record.scene}/{record.episode}/{digest}"
-
-
-class MoveOutcome(int, Enum):
-    """Values of MoveToSector.Result.outcome (kept equal to the .action constants)."""
-
-    MOVED = 0
-    STAYED = 1
-    UNREACHABLE = 2
-    ALREADY_VISITED = 3
-    REJECTED = 4
-
-
-_OUTCOME_FROM_ENV = {
-    StepOutcome.MOVED: MoveOutcome.MOVED,
-    StepOutcome.STAYED: MoveOutcome.STAYED,
-    StepOutcome.UNREACHABLE: MoveOutcome.UNREACHABLE,
-    StepOutcome.ALREADY_VISITED: MoveOutcome.ALREADY_VISITED,
-    StepOutcome.REJECTED: MoveOutcome.REJECTED,
-}
 
 
 @dataclass(frozen=True)
@@ -77,7 +51,7 @@ class EpisodeStart:
 
 @dataclass(frozen=True)
 class MoveReply:
-    """The answer to one MoveToSector request."""
+    """The answer to one MoveToSector request (``outcome`` is never ``DECIDED``: a move decides nothing)."""
 
     outcome: MoveOutcome
     sector: int
@@ -149,7 +123,7 @@ class EpisodeService:
         return self._reply(info, observation, before)
 
     def _reply(self, info: StepInfo, observation: Observation, sector_before: int) -> MoveReply:
-        outcome = _OUTCOME_FROM_ENV[info.outcome]
+        outcome = info.outcome
         message = ""
         if outcome is MoveOutcome.REJECTED:
             message = f"step budget of {self.env.max_steps} exhausted; the episode ended undecided"

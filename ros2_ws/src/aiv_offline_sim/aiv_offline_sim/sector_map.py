@@ -14,36 +14,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
 
+from aiv_dataset.azimuth import azimuth, horizontal_distance, virtual_index, wrap_angle
 from aiv_dataset.meta import Viewpoint
-from aiv_dataset.vocabulary import DIRECTION_OFFSETS, direction_angle
+from aiv_dataset.vocabulary import SECTOR_COUNT, MoveOutcome, direction_angle, target_sector
 
 #: Below this horizontal distance (m) from the goal a camera has no usable azimuth (reference threshold).
 MIN_RADIUS = 1e-6
 
 
-def azimuth(position: Sequence[float], goal: Sequence[float]) -> float:
-    """theta = atan2(z - g_z, x - g_x): azimuth around the goal in Habitat's XZ plane, in (-pi, pi]."""
-    return math.atan2(position[2] - goal[2], position[0] - goal[0])
-
-
-def horizontal_distance(position: Sequence[float], goal: Sequence[float]) -> float:
-    return math.hypot(position[0] - goal[0], position[2] - goal[2])
-
-
-def wrap_angle(angle: float) -> float:
-    """Wrap to [-pi, pi) exactly as the reference does: ``(a + pi) % 2pi - pi``."""
-    return (angle + math.pi) % (2.0 * math.pi) - math.pi
-
-
-def virtual_index(theta: float, theta_ref: float, sectors: int = 6) -> int:
-    """v = round(((theta - theta_ref) mod 2pi) / span) mod sectors, with Python's round-half-even."""
-    span = 2.0 * math.pi / sectors
-    return round(((theta - theta_ref) % (2.0 * math.pi)) / span) % sectors
-
-
-def within_sector(delta: float, sectors: int = 6) -> bool:
+def within_sector(delta: float, sectors: int = SECTOR_COUNT) -> bool:
     """The acceptance test of a move: strictly less than half a sector (30 degrees) off the request."""
     return abs(delta) < math.pi / sectors
 
@@ -112,7 +92,11 @@ class SectorMap:
 
 
 def build_sector_map(
-    views: Sequence[Viewpoint], goal: Sequence[float] | None, sectors: int = 6, *, presorted: bool = False
+    views: Sequence[Viewpoint],
+    goal: Sequence[float] | None,
+    sectors: int = SECTOR_COUNT,
+    *,
+    presorted: bool = False,
 ) -> SectorMap:
     """Build the virtual sector map of an episode (spec §3.2).
 
@@ -159,22 +143,14 @@ def build_sector_map(
     )
 
 
-class MoveOutcome(str, Enum):
-    """What became of a navigation request (the two failure kinds both count as ``navigation_failed``)."""
-
-    MOVED = "moved"  # went to another sector
-    STAYED = "stayed"  # "front": stayed in place, a successful no-op that still costs a step
-    UNREACHABLE = "unreachable"  # no capture within +-30 degrees of the requested direction
-    ALREADY_VISITED = "already_visited"  # the only capture(s) there belong to sectors already visited
-
-    @property
-    def failed(self) -> bool:
-        return self in (MoveOutcome.UNREACHABLE, MoveOutcome.ALREADY_VISITED)
-
-
 @dataclass(frozen=True)
 class MoveResolution:
-    """Result of resolving one relative move from the current capture."""
+    """Result of resolving one relative move from the current capture.
+
+    ``outcome`` is one of the four a navigation request can have: ``MOVED`` (to another sector), ``STAYED``
+    ("front": a successful no-op that still costs a step), ``UNREACHABLE`` (no capture within +-30 degrees
+    of the requested direction) or ``ALREADY_VISITED`` (the only captures there belong to visited sectors).
+    """
 
     outcome: MoveOutcome
     capture: int | None  # capture index moved to (the current one for "front"); None on failure
@@ -238,7 +214,7 @@ def resolve_move(
 def _resolve_by_index(
     smap: SectorMap, current_sector: int, direction: str, visited: frozenset[int] | set[int], priority: str
 ) -> MoveResolution:
-    target = (current_sector + DIRECTION_OFFSETS[direction]) % smap.sectors
+    target = target_sector(current_sector, direction, smap.sectors)
     if target not in smap.slots:
         return MoveResolution(MoveOutcome.UNREACHABLE, None, target, "fallback")
     if target in visited:

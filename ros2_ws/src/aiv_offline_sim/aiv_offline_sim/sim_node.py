@@ -19,9 +19,13 @@ from pathlib import Path
 
 import rclpy
 from aiv_common.image_conversion import numpy_to_imgmsg
-from aiv_common.qos import LATCHED_FRAME, declare_qos_parameters
+from aiv_common.move_outcomes import outcome_code
+from aiv_common.parameter_spec import ParameterError
+from aiv_common.parameters import declare_parameter_table, init_or_report
+from aiv_common.qos import qos_settings_from
 from aiv_dataset.errors import DatasetError, ProblemReport
 from aiv_dataset.layout import PInVerifyDataset
+from aiv_dataset.vocabulary import MoveOutcome, mask_threshold_px
 from aiv_interfaces.action import MoveToSector
 from aiv_interfaces.msg import Detection2D, GroundTruthView, SectorViewpoint
 from aiv_interfaces.srv import StartEpisode
@@ -33,15 +37,14 @@ from rclpy.node import Node
 from sensor_msgs.msg import CameraInfo
 from std_msgs.msg import Header
 
-from .environment import SEED_POLICIES, VIEW_PRIORITIES, LayoutEntry, Observation, PInVerifyEnv
+from .environment import LayoutEntry, Observation, PInVerifyEnv
 from .episode_service import (
-    CATEGORY_MASK_THRESHOLDS_PX,
-    DEFAULT_MASK_THRESHOLD_PX,
     EpisodeRequestError,
     EpisodeService,
     MoveReply,
     camera_matrix,
 )
+from .parameters import FRAME_QOS, SIM_PARAMETERS
 
 
 def layout_entry_message(entry: LayoutEntry) -> SectorViewpoint:
@@ -58,43 +61,32 @@ def layout_entry_message(entry: LayoutEntry) -> SectorViewpoint:
     )
 
 
-class ParameterError(ValueError):
-    """A node parameter is missing or out of range; the message names it."""
-
-
 class OfflineSimNode(Node):
     """Thin ROS wrapper around :class:`EpisodeService`."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__("offline_sim", **kwargs)
-        dataset_root = self.declare_parameter("dataset_root", "").value
-        index_file = self.declare_parameter("index_file", "val/pv_index_all.jsonl").value
-        max_steps = self.declare_parameter("max_steps", 6).value
-        seed = self.declare_parameter("seed", 42).value
-        seed_policy = self.declare_parameter("seed_policy", "per_episode_fixed").value
-        view_priority = self.declare_parameter("view_priority", "far").value
-        self.privileged = bool(self.declare_parameter("privileged_output", False).value)
-        self.frame_id = self.declare_parameter("frame_id", "aiv_camera_optical_frame").value
-        image_topic = self.declare_parameter("image_topic", "camera/image_raw").value
-        info_topic = self.declare_parameter("camera_info_topic", "camera/camera_info").value
-        gt_topic = self.declare_parameter("ground_truth_topic", "sim/ground_truth_view").value
-        service_name = self.declare_parameter("start_episode_service", "start_episode").value
-        action_name = self.declare_parameter("move_action", "move_to_sector").value
-        frame_qos = declare_qos_parameters(self, "frame_qos", LATCHED_FRAME)
+        values = declare_parameter_table(self, SIM_PARAMETERS)
+        dataset_root = str(values["dataset_root"])
+        index_file = str(values["index_file"])
+        max_steps = int(values["max_steps"])
+        seed = int(values["seed"])
+        seed_policy = str(values["seed_policy"])
+        view_priority = str(values["view_priority"])
+        self.privileged = bool(values["privileged_output"])
+        self.frame_id = str(values["frame_id"])
+        image_topic = str(values["image_topic"])
+        info_topic = str(values["camera_info_topic"])
+        gt_topic = str(values["ground_truth_topic"])
+        service_name = str(values["start_episode_service"])
+        action_name = str(values["move_action"])
+        frame_qos = qos_settings_from(values, FRAME_QOS).to_profile(where=FRAME_QOS)
 
         if not dataset_root:
             raise ParameterError("parameter 'dataset_root' is required (the PInVerify dataset directory)")
         if not Path(dataset_root).is_dir():
-            raise ParameterError(f"parameter 'dataset_root': {dataset_root!r} is not a directory")
-        if not isinstance(max_steps, int) or max_steps < 1:
-            raise ParameterError(f"parameter 'max_steps' must be a positive integer, got {max_steps!r}")
-        if seed_policy not in SEED_POLICIES:
             raise ParameterError(
-                f"parameter 'seed_policy' must be one of {SEED_POLICIES}, got {seed_policy!r}"
-            )
-        if view_priority not in VIEW_PRIORITIES:
-            raise ParameterError(
-                f"parameter 'view_priority' must be one of {VIEW_PRIORITIES}, got {view_priority!r}"
+                f"parameter 'dataset_root' = {dataset_root!r}; expected an existing directory"
             )
 
         dataset = PInVerifyDataset(dataset_root)
@@ -170,7 +162,7 @@ class OfflineSimNode(Node):
             if reply.new_view:
                 result.frame_stamp = self.publish_view(reply.observation)
         except DatasetError as error:
-            result.outcome = MoveToSector.Result.OUTCOME_REJECTED
+            result.outcome = outcome_code(MoveOutcome.REJECTED)
             result.message = f"the new view cannot be shown: {error}"
             self.get_logger().error(result.message)
             goal_handle.abort()
@@ -181,7 +173,7 @@ class OfflineSimNode(Node):
 
     def to_result(self, reply: MoveReply) -> MoveToSector.Result:
         result = MoveToSector.Result(
-            outcome=int(reply.outcome),
+            outcome=outcome_code(reply.outcome),
             sector=reply.sector,
             trap_view=reply.trap_view,
             visibility_warning=reply.warning,
@@ -238,7 +230,7 @@ class OfflineSimNode(Node):
             sector=observation.current_sector,
             has_box=view.mask_bbox_xyxy is not None,
             mask_area_px=int(view.mask_area_px or 0),
-            mask_threshold_px=CATEGORY_MASK_THRESHOLDS_PX.get(category, DEFAULT_MASK_THRESHOLD_PX),
+            mask_threshold_px=mask_threshold_px(category),
             mask_meets_threshold=view.mask_meets_threshold,
             episode_path=view.truth.episode_path,
             target_object_id=view.truth.target_object_id,
@@ -280,7 +272,8 @@ def _image_type():
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
+    if not init_or_report("offline_sim", args):
+        return 2
     try:
         node = OfflineSimNode()
     except (ParameterError, DatasetError) as error:

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from aiv_dataset.constants import CATEGORIES
+from aiv_dataset.vocabulary import CATEGORIES
 
 from .attributes import plan_instances
 from .episode import EpisodeCapturer

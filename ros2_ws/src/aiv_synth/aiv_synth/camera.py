@@ -13,7 +13,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import aiv_dataset.vocabulary as benchmark
 import numpy as np
+from aiv_dataset.meta import CameraIntrinsics
 
 SENSOR_HEIGHT = 1.31
 AGENT_HEIGHT = 1.41
@@ -30,11 +32,20 @@ PITCH_STEP_DEG = 30.0
 
 @dataclass(frozen=True)
 class Intrinsics:
-    """Pinhole intrinsics derived from image size and horizontal field of view (paper Eq. 5-6)."""
+    """Pinhole intrinsics derived from image size and horizontal field of view (paper Eq. 5-6).
 
-    width: int = 360
-    height: int = 640
-    hfov_deg: float = 42.0
+    Unlike :class:`aiv_dataset.meta.CameraIntrinsics`, which keeps the VFOV that meta.json rounds to two
+    decimals, the renderer derives the VFOV exactly, so rays and projections carry no rounding error.
+    """
+
+    width: int
+    height: int
+    hfov_deg: float
+
+    @classmethod
+    def of(cls, camera: CameraIntrinsics) -> Intrinsics:
+        """The renderer's model of a dataset camera: its size and HFOV (the VFOV is re-derived)."""
+        return cls(width=camera.width, height=camera.height, hfov_deg=camera.hfov_deg)
 
     @property
     def vfov_deg(self) -> float:
@@ -75,7 +86,8 @@ class Intrinsics:
         }
 
 
-BENCHMARK_INTRINSICS = Intrinsics()
+#: The benchmark camera (:data:`aiv_dataset.vocabulary.BENCHMARK_INTRINSICS`) as the renderer models it.
+BENCHMARK_INTRINSICS = Intrinsics.of(benchmark.BENCHMARK_INTRINSICS)
 
 
 def pitch_action(goal_y: float, floor_y: float, sensor_height: float = SENSOR_HEIGHT) -> str:

@@ -164,3 +164,29 @@ def attribute_records(spec: CategorySpec, recipe: Recipe) -> list[dict[str, obje
             }
         )
     return records
+
+
+def absent_attribute_records(spec: CategorySpec, recipe: Recipe) -> list[dict[str, object]]:
+    """The privileged list of the attribute slots an instance lacks (recipe value ``"none"``), catalogue order.
+
+    Written into the ground truth so that the oracles can judge absence claims ("no logo on the back")
+    without importing the generator: ``phrase`` is how the specific description states the absence (empty
+    for a slot that is not optional, which no description mentions), ``parts`` where the attribute would be.
+    """
+    return [
+        {
+            "name": attr.name,
+            "type": attr.type,
+            "phrase": absence_phrase(attr, recipe.subtype) if attr.optional else "",
+            "parts": list(attr.parts),
+            "view_dependent": attr.view_dependent,
+            "optional": attr.optional,
+        }
+        for attr in spec.attributes_for(recipe.subtype)
+        if recipe.value(attr.name) == NONE
+    ]
+
+
+def slot_order(spec: CategorySpec, subtype: str) -> list[str]:
+    """The names of every attribute slot of a category/subtype in catalogue order (present or absent)."""
+    return [attr.name for attr in spec.attributes_for(subtype)]

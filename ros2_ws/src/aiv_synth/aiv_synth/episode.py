@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from aiv_dataset.vocabulary import mask_threshold_px
 
 from .attributes import Instance
 from .camera import BENCHMARK_INTRINSICS, Intrinsics
@@ -26,21 +27,9 @@ from .renderer import Frame, Renderer, ShadowZone
 from .sampling import ViewSample, episode_seed, sample_viewpoints, seed_generators
 from .scene import Room
 
-#: Per-category mask thresholds in pixels (paper Table 10); 200 for anything unlisted.
-MASK_THRESHOLDS: dict[str, int] = {
-    **dict.fromkeys(("keys", "watch"), 100),
-    **dict.fromkeys(("eyeglasses", "wallet", "cellphone", "visor", "camera", "mug"), 150),
-    **dict.fromkeys(("toy", "ball", "headphones", "hat", "book", "shoes"), 300),
-    **dict.fromkeys(("backpack", "bag", "laptop", "teddy bear"), 500),
-}
-DEFAULT_MASK_THRESHOLD = 200
 MIN_NAVIGABLE_VIEWPOINTS = 6
 MIN_VALID_MASKS = 3
 MAX_PLACEMENTS = 12
-
-
-def mask_threshold(category: str) -> int:
-    return MASK_THRESHOLDS.get(category, DEFAULT_MASK_THRESHOLD)
 
 
 def is_success(navigable_count: int, valid_mask_count: int) -> bool:
@@ -135,7 +124,7 @@ class EpisodeCapturer:
         rng, _ = seed_generators(seed)
         spec = CATALOGUE[instance.category]
         model = build_instance(instance.recipe)
-        threshold = mask_threshold(instance.category)
+        threshold = mask_threshold_px(instance.category)
         for tried in range(1, MAX_PLACEMENTS + 1):
             placement = place_target(self.room, model, spec.supports, rng)
             if placement is None:

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 #: Bump whenever the output for a given preset and seed changes; a cached dataset of another version is rebuilt.
-GENERATOR_VERSION = "1.0.0"
+#: 1.1.0: privileged ground truth gained ``absent_attributes`` and ``slot_order`` (images unchanged).
+GENERATOR_VERSION = "1.1.0"
 MARKER_NAME = "capture_complete.json"
 #: What ``aiv-capture ensure-default`` builds (the main job's dataset).
 DEFAULT_PRESET = "default"

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from aiv_dataset.constants import ACTIVE_RAW_SECTORS, RAW_SECTOR_COUNT
 from PIL import Image, ImageDraw
 
 from .episode import EpisodeCapture
-from .geometry import ACTIVE_SECTORS, N_SECTORS
 from .scene import Room
 
 SIZE = 480
@@ -60,9 +60,9 @@ def render_overview(room: Room, episode: EpisodeCapture) -> Image.Image:
 
     gx0, _, gz0 = episode.goal
     reach = 1.9 * scale
-    for sector in range(N_SECTORS):
-        a = sector * 2 * math.pi / N_SECTORS
-        colour = (120, 120, 200) if sector in ACTIVE_SECTORS else (200, 200, 220)
+    for sector in range(RAW_SECTOR_COUNT):
+        a = sector * 2 * math.pi / RAW_SECTOR_COUNT
+        colour = (120, 120, 200) if sector in ACTIVE_RAW_SECTORS else (200, 200, 220)
         draw.line(
             (*px(gx0, gz0), *px(gx0 + reach / scale * math.cos(a), gz0 + reach / scale * math.sin(a))),
             fill=colour,

@@ -33,7 +33,7 @@ from aiv_dataset.stats import episode_stats, format_tables, summarize
 
 from .attributes import Instance, differing_attributes, plan_instances
 from .camera import BENCHMARK_INTRINSICS
-from .descriptions import attribute_records, describe
+from .descriptions import absent_attribute_records, attribute_records, describe, slot_order
 from .episode import EpisodeCapturer, visible_attributes
 from .marker import GENERATOR_VERSION, MARKER_NAME, marker_document
 from .objects import CATALOGUE
@@ -218,6 +218,10 @@ def write_descriptions(root: Path, plan: Plan) -> dict[str, list[str]]:
 def write_ground_truth(root: Path, plan: Plan, results: list[TaskResult]) -> None:
     """``privileged_gt/{split}/{object_id}.json``: attributes, family and per-capture visible attributes.
 
+    ``absent_attributes`` (the slots the instance lacks, with their absence phrases) and ``slot_order`` (the
+    catalogue order of all slots) carry what the oracles would otherwise have to ask the catalogue, so that no
+    run-time package imports the generator.
+
     Privileged: for oracle studies and diagnostics only; the verifier never reads it.
     """
     captures: dict[str, dict[str, Any]] = {}
@@ -245,6 +249,8 @@ def write_ground_truth(root: Path, plan: Plan, results: list[TaskResult]) -> Non
                 "mutated_attribute": inst.mutated,
                 "family_members": siblings,
                 "attributes": attribute_records(CATALOGUE[inst.category], inst.recipe),
+                "absent_attributes": absent_attribute_records(CATALOGUE[inst.category], inst.recipe),
+                "slot_order": slot_order(CATALOGUE[inst.category], inst.recipe.subtype),
                 "recipe": dict(inst.recipe.values),
                 "captures": captures.get(inst.object_id, {}),
             }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aiv_dataset.constants import CATEGORIES
+from aiv_dataset.vocabulary import CATEGORIES
 
 from .marker import DEFAULT_PRESET, DEFAULT_SEED  # noqa: F401  (re-exported for callers)
 

@@ -18,18 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from aiv_dataset.azimuth import horizontal_distance
+from aiv_dataset.constants import ACTIVE_RAW_SECTORS
 
 from .camera import SENSOR_HEIGHT, CameraPose, Intrinsics, pitch_action, pitch_for_action
-from .geometry import (
-    ACTIVE_SECTORS,
-    RANGES,
-    azimuth,
-    horizontal_distance,
-    in_range,
-    point_at,
-    sector_bounds,
-    sector_of,
-)
+from .geometry import RANGES, in_range, point_at, positive_azimuth, sector_bounds, sector_of
 
 MAX_ATTEMPTS = 50
 MAX_CONSECUTIVE_FAILURES = 15
@@ -117,7 +110,7 @@ def _try_view(
             continue
         consecutive = 0
         position = (snapped[0], floor_y + SENSOR_HEIGHT, snapped[1])
-        if sector_of(azimuth(position, goal)) != sector or not in_range(position, goal, range_label):
+        if sector_of(positive_azimuth(position, goal)) != sector or not in_range(position, goal, range_label):
             continue
         action = pitch_action(goal[1], floor_y)
         pose = CameraPose.looking_at(position, goal, pitch_for_action(action))
@@ -137,13 +130,13 @@ def sample_viewpoints(
     intr: Intrinsics,
     *,
     floor_y: float = 0.0,
-    sectors: Sequence[int] = ACTIVE_SECTORS,
+    sectors: Sequence[int] = ACTIVE_RAW_SECTORS,
 ) -> list[ViewSample]:
     """Far then near view for every active sector, in sector order (up to 12 samples)."""
     views: list[ViewSample] = []
     for sector in sectors:
         far = _try_view(goal, floor_y, sector, "far", navigable, rng, intr, None)
-        theta_far = azimuth(far.position, goal) if far.position is not None else None
+        theta_far = positive_azimuth(far.position, goal) if far.position is not None else None
         near = _try_view(goal, floor_y, sector, "near", navigable, rng, intr, theta_far)
         views += [far, near]
     return views

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from aiv_dataset.constants import ACTIVE_RAW_SECTORS, META_FILENAME, RAW_SECTOR_COUNT, RAW_SECTOR_SKIP
 from PIL import Image
 
 from .camera import SENSOR_HEIGHT, Intrinsics
 from .episode import EpisodeCapture, viewpoint_record, yaw_deg
-from .geometry import ACTIVE_SECTORS, N_SECTORS, RANGES, SECTOR_SKIP
+from .geometry import RANGES
 from .marker import GENERATOR_VERSION
 
 PNG_COMPRESS_LEVEL = 3
@@ -47,9 +48,9 @@ def meta_document(episode: EpisodeCapture, intr: Intrinsics) -> dict[str, Any]:
         "object_id": episode.instance.object_id,
         "camera_intrinsics": intr.to_meta(),
         "sensor_mount_offset_y": SENSOR_HEIGHT,
-        "n_sectors": N_SECTORS,
-        "sector_order": list(ACTIVE_SECTORS),
-        "sector_skip": SECTOR_SKIP,
+        "n_sectors": RAW_SECTOR_COUNT,
+        "sector_order": list(ACTIVE_RAW_SECTORS),
+        "sector_skip": RAW_SECTOR_SKIP,
         "ranges": {k: list(v) for k, v in RANGES.items()},
         "category_mask_threshold": episode.threshold,
         "viewpoints": views,
@@ -80,5 +81,5 @@ def write_episode(
         write_png(directory / "mask" / f"mask_{tag}.png", view.mask.astype(np.uint8) * 255)
     overview.save(directory / "overview.png", format="PNG", compress_level=PNG_COMPRESS_LEVEL)
     meta = meta_document(episode, intr)
-    write_json(directory / "meta.json", meta)
+    write_json(directory / META_FILENAME, meta)
     return meta

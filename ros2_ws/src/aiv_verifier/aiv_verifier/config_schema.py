@@ -4,16 +4,28 @@ Backends describe their knobs as frozen dataclasses (possibly nested: ``classica
 node declares one ROS parameter per scalar field, with the dataclass default, so ``ros2 param list`` shows every
 knob and a params YAML can set any of them; the factory rebuilds the dataclasses from the nested mapping and
 refuses unknown keys, so a typo in a YAML is an error instead of a silently ignored setting.
+
+:func:`config_parameter_specs` describes the same knobs as :class:`~aiv_common.parameter_spec.ParameterSpec`
+values: the description comes from the dataclass (field metadata, an attribute docstring, or the class
+docstring's entry for the field), strategy names list their choices, and shares, rates and pixel counts carry
+their range, so the node and ``aiv-eval`` refuse a bad value with one line before anything is built.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
+import inspect
+import itertools
+import re
+import textwrap
 import typing
 from collections.abc import Mapping
 from enum import Enum
 from typing import Any, TypeVar
+
+from aiv_common.parameter_spec import ParameterSpec
 
 T = TypeVar("T")
 SCALARS = (bool, int, float, str)
@@ -97,3 +109,192 @@ def _parameter_defaults() -> dict[str, Any]:
     defaults.update(flatten_defaults(ClassicalParams(), "verifier.classical"))
     defaults.update(flatten_defaults(QueryConfig(), "query"))
     return defaults
+
+
+def config_parameter_specs() -> tuple[ParameterSpec, ...]:
+    """Every agent/backend knob as a parameter spec (same names, order and defaults as the defaults above)."""
+    return _parameter_specs()
+
+
+#: Knobs that are no dataclass field, or whose dataclass says nothing about them.
+_DESCRIPTIONS: dict[str, str] = {
+    "agent.query_mode": "how descriptions become checkable items: attribute (one item per attribute), direct "
+    "(each description whole), merged (one merged description); a goal may override it",
+    "agent.fusion": "how per-view answers become a decision: attr_majority (reported, adaptive stop), majority, "
+    "veto (one contradicted attribute = No); a goal may override it",
+    "agent.nbv": "next-best-view strategy: farthest (angular FPS), random (seeded), llm (needs a language model); "
+    "a goal may override it",
+    "agent.decision_mode": "auto = early_exit for a step budget of 1, else vote_till_end",
+    "agent.bbox_mode": "where object boxes come from: gt (privileged ground truth), detections (external "
+    "Detection2DArray topic), detector (a detector backend)",
+    "agent.base_seed": "seed of the seeded strategies (random next-best-view)",
+    "verifier.backend": "per-view verifier: classical (weight-free), oracle / noisy_oracle (privileged ground "
+    "truth of a synthetic dataset)",
+    "verifier.dataset_root": "dataset with privileged_gt/ (the oracle verifiers only)",
+    "verifier.noise.seed": "seed of the noisy oracle's per-answer draws",
+}
+
+#: Leaf names of classical knobs that are shares, scores or ratios in [0, 1] (the naming convention there).
+_UNIT_INTERVAL = re.compile(r"(share|support|dominant|fraction|score|ratio|confidence|fill|span|merge|rate)$")
+#: Classical knobs with another natural range.
+_CLASSICAL_RANGES: dict[str, tuple[float, float]] = {
+    "exposure_target": (0.0, 255.0),
+    "exposure_percentile": (0.0, 100.0),
+}
+
+
+@functools.cache
+def _parameter_specs() -> tuple[ParameterSpec, ...]:
+    from .agent.factory import VERIFIER_BACKENDS
+    from .agent.settings import DECISION_MODES, AgentSettings
+    from .core.fusion import available_fusions
+    from .core.nbv import available_nbv_strategies
+    from .query.config import BACKENDS as QUERY_BACKENDS
+    from .query.config import QueryConfig
+    from .query.llm import CATEGORY_MATCH_POLICIES
+    from .verification.classical.backend import ClassicalParams
+    from .verification.classical.ocr import ENGINE_CHOICES
+    from .verification.oracle import NoiseModel
+
+    choices: dict[str, tuple[str, ...]] = {
+        "agent.fusion": tuple(available_fusions()),
+        "agent.nbv": tuple(available_nbv_strategies()),
+        "agent.decision_mode": tuple(DECISION_MODES),
+        "verifier.backend": tuple(VERIFIER_BACKENDS),
+        "query.backend": tuple(QUERY_BACKENDS),
+        "query.category_match": tuple(CATEGORY_MATCH_POLICIES),
+        "verifier.classical.ocr_engine": tuple(ENGINE_CHOICES),
+    }
+    ranges: dict[str, tuple[float | None, float | None]] = {
+        "verifier.noise.error_rate": (0.0, 1.0),
+        "verifier.noise.unsure_rate": (0.0, 1.0),
+        "query.max_attrs": (1, None),
+    }
+    sources: dict[str, tuple[type, str, Any]] = {}
+    sources.update(_field_sources(AgentSettings(), "agent"))
+    sources["verifier.backend"] = (object, "backend", "classical")
+    sources["verifier.dataset_root"] = (object, "dataset_root", "")
+    sources.update(_field_sources(NoiseModel(), "verifier.noise"))
+    sources.update(_field_sources(ClassicalParams(), "verifier.classical"))
+    sources.update(_field_sources(QueryConfig(), "query"))
+
+    defaults = _parameter_defaults()
+    assert list(sources) == list(defaults), "parameter specs and defaults must list the same names"
+    specs = []
+    for name, default in defaults.items():
+        owner, field_name, value = sources[name]
+        description = (
+            _DESCRIPTIONS.get(name)
+            or _field_descriptions(owner).get(field_name)
+            or (f"{owner.__name__}.{field_name} (see that class's docstring)")
+        )
+        minimum, maximum = ranges.get(name, _classical_range(name, default))
+        specs.append(
+            ParameterSpec(
+                name,
+                default,
+                description,
+                choices=choices.get(name) or _enum_choices(value),
+                minimum=minimum,
+                maximum=maximum,
+            )
+        )
+    return tuple(specs)
+
+
+def _field_sources(instance: Any, prefix: str) -> dict[str, tuple[type, str, Any]]:
+    """``{dotted name: (owning class, field name, value)}`` for the fields :func:`flatten_defaults` keeps."""
+    sources: dict[str, tuple[type, str, Any]] = {}
+    for field in dataclasses.fields(instance):
+        value = getattr(instance, field.name)
+        name = f"{prefix}.{field.name}"
+        if dataclasses.is_dataclass(value):
+            sources.update(_field_sources(value, name))
+        elif isinstance(value, (Enum, *SCALARS)):
+            sources[name] = (type(instance), field.name, value)
+    return sources
+
+
+def _enum_choices(value: Any) -> tuple[str, ...]:
+    return tuple(str(member.value) for member in type(value)) if isinstance(value, Enum) else ()
+
+
+def _classical_range(name: str, default: Any) -> tuple[float | None, float | None]:
+    """Ranges of the classical verifier's thresholds, from their naming convention (none for other knobs)."""
+    if not name.startswith("verifier.classical.") or isinstance(default, (bool, str)):
+        return None, None
+    leaf = name.rsplit(".", 1)[-1]
+    if leaf in _CLASSICAL_RANGES:
+        return _CLASSICAL_RANGES[leaf]
+    if _UNIT_INTERVAL.search(leaf):
+        return 0.0, 1.0
+    return (0 if isinstance(default, int) else 0.0), None
+
+
+@functools.cache
+def _field_descriptions(cls: type) -> dict[str, str]:
+    """What a dataclass says about each field: metadata, attribute docstring, or its class docstring entry."""
+    if not dataclasses.is_dataclass(cls):
+        return {}
+    names = [field.name for field in dataclasses.fields(cls)]
+    found = _docstring_entries(inspect.cleandoc(cls.__doc__ or ""), names)
+    found.update(_attribute_docstrings(cls))
+    for field in dataclasses.fields(cls):
+        if field.metadata.get("description"):
+            found[field.name] = str(field.metadata["description"])
+    return {name: _plain(text) for name, text in found.items()}
+
+
+def _attribute_docstrings(cls: type) -> dict[str, str]:
+    """Docstrings written right under a field (``x: int = 1`` then ``\"\"\"text\"\"\"``)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    found: dict[str, str] = {}
+    for statement, following in itertools.pairwise(body):
+        if (
+            isinstance(statement, ast.AnnAssign)
+            and isinstance(statement.target, ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            found[statement.target.id] = following.value.value
+    return found
+
+
+def _docstring_entries(doc: str, names: list[str]) -> dict[str, str]:
+    """Per-field text of a class docstring: numpy-style entries (a line naming fields, indented text under
+    it), else the clause that mentions ````field````."""
+    found: dict[str, str] = {}
+    lines = doc.splitlines()
+    for index, line in enumerate(lines):
+        listed = [part.strip() for part in line.split(",")]
+        if line[:1].isspace() or not all(part in names for part in listed):
+            continue
+        text = []
+        for following in lines[index + 1 :]:
+            if following and not following[:1].isspace():
+                break
+            text.append(following.strip())
+        if any(text):
+            for name in listed:
+                found[name] = " ".join(text)
+    clauses = [
+        clause
+        for sentence in re.split(r"(?<=\.)\s+(?=[A-Z`])", " ".join(doc.split()))
+        for clause in sentence.split("; ")
+    ]
+    for name in names:
+        mentioned = [clause for clause in clauses if f"``{name}``" in clause]
+        if name not in found and mentioned:
+            found[name] = mentioned[0]
+    return found
+
+
+def _plain(text: str) -> str:
+    """Docstring markup (````x````, :func:`x`) as plain text, on one line."""
+    text = re.sub(r":\w+:`~?([^`]+)`", r"\1", text).replace("``", "")
+    return " ".join(text.split()).rstrip(".")

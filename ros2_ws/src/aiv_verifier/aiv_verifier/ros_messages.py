@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from aiv_dataset.vocabulary import MoveOutcome
 from aiv_interfaces.msg import AttributeState as AttributeStateMsg
 from aiv_interfaces.msg import (
     Detection2D,
@@ -21,7 +22,7 @@ from aiv_interfaces.msg import (
 
 from .agent.frames import geometry_from_layout
 from .agent.session import AgentStep, AttributeRow, StageClock
-from .agent.trace import EpisodeSummary, MoveResult, TraceEntry
+from .agent.trace import EpisodeSummary, TraceEntry
 from .core.crop import Detection
 from .core.sector_geometry import SectorGeometry
 from .core.types import AttributeState, Decision
@@ -126,7 +127,7 @@ def attribute_message(row: AttributeRow) -> AttributeStateMsg:
     )
 
 
-def step_report(step: AgentStep, image_stamp, move_result: MoveResult | None, trap_view: bool) -> StepReport:
+def step_report(step: AgentStep, image_stamp, move_result: MoveOutcome | None, trap_view: bool) -> StepReport:
     """Feedback / transcript entry of one step; ``move_result`` None while the move is still pending."""
     report = StepReport(
         step=int(step.step),
@@ -158,7 +159,7 @@ def step_report(step: AgentStep, image_stamp, move_result: MoveResult | None, tr
     return report
 
 
-def transcript_messages(entries: Sequence[TraceEntry], stamps: Sequence) -> list[StepReport]:
+def transcript_messages(entries: Sequence[TraceEntry[AgentStep]], stamps: Sequence) -> list[StepReport]:
     return [
         step_report(entry.step, stamp, entry.move_result, entry.trap_view)
         for entry, stamp in zip(entries, stamps, strict=True)

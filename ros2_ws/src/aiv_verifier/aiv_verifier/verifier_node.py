@@ -1,15 +1,19 @@
 """The ``verifier`` node: serves VerifyInstance by driving a MoveToSector server and judging camera frames.
 
-A thin shell around :class:`~aiv_verifier.agent.session.VerificationSession`: it turns messages into
-``ViewFrame`` values, the session's steps into feedback, moves and a Verdict. Backends are built once at
+A thin shell around the one episode loop (:func:`~aiv_verifier.agent.loop.run_episode`): per request it
+starts a :class:`~aiv_verifier.agent.session.VerificationSession` from the goal and a
+:class:`~aiv_verifier.ros_port.RosEpisodePort` (camera frames in, MoveToSector goals out, feedback per step),
+runs the loop and turns its trace into a Verdict. Backends are built once at
 start-up from parameters (``config/verifier.yaml``); a missing model or dataset ends start-up with exit code 2
 and a message. During a request every failure that is not the agent's answer — a goal that makes no sense, a
 move or frame that never comes, an undecodable image, a backend exception — ends the request with
 ``DECISION_FAILED`` and a reason, never with a silent NO, and the node keeps serving.
 
-Threads: a multi-threaded executor runs topic callbacks next to the long-running action callback, which waits
-for move results and frames on events (never by sleeping). One request is served at a time; the camera is
-shared, so a second concurrent goal is refused with a reason.
+Threads (see :func:`main`): VerifyInstance goals are served by a companion node, ``verifier_goals``, on an
+executor of its own (two threads: one runs the goal, one takes cancel requests). A running episode blocks its
+thread while it waits for frames and move results, on events and never by sleeping; this node delivers them
+(camera topics, MoveToSector client) on a single-threaded executor in the main thread. One request is served at
+a time; the camera is shared, so a second concurrent goal is refused with a reason.
 """
 
 from __future__ import annotations
@@ -23,10 +27,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import rclpy
-from aiv_common.action_waits import ServerLostError, action_server_watch, wait_for_future_while
 from aiv_common.image_conversion import ImageConversionError, imgmsg_to_rgb, numpy_to_imgmsg
-from aiv_common.qos import LATCHED_FRAME, declare_qos_parameters
-from aiv_common.stamps import nanoseconds_to_stamp, stamp_to_nanoseconds
+from aiv_common.parameter_spec import ParameterError
+from aiv_common.parameters import declare_parameter_table, init_or_report
+from aiv_common.qos import qos_settings_from
+from aiv_common.stamps import stamp_to_nanoseconds
+from aiv_dataset.query_rules import description_problem
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import Detection2DArray, GroundTruthView, Verdict
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -37,34 +43,17 @@ from rclpy.node import Node
 from sensor_msgs.msg import Image
 
 from .agent.factory import AgentFactory, ConfigError, GoalOverrides
+from .agent.loop import run_episode
 from .agent.session import ViewFrame
-from .agent.trace import EpisodeTrace, MoveResult, summarize
+from .agent.trace import summarize
 from .config_schema import config_parameter_defaults, nested_config
 from .debug_view import compose_debug_view
 from .detection.base import BoxMode
-from .frame_cache import FrameCache, FrameTimeout
-from .ros_messages import (
-    detections_from_message,
-    failure_verdict,
-    geometry_from_ground_truth,
-    gt_box_from_ground_truth,
-    privileged_from_ground_truth,
-    step_report,
-    verdict_message,
-)
+from .frame_cache import FrameCache
+from .parameters import FRAME_QOS, check_verifier_values, verifier_parameters
+from .ros_messages import detections_from_message, failure_verdict, verdict_message
+from .ros_port import FrameSource, MoveChannel, RosEpisodePort
 from .verification.base import VerifierError
-
-_MOVE_RESULTS = {
-    MoveToSector.Result.OUTCOME_MOVED: MoveResult.MOVED,
-    MoveToSector.Result.OUTCOME_STAYED: MoveResult.STAYED,
-    MoveToSector.Result.OUTCOME_UNREACHABLE: MoveResult.UNREACHABLE,
-    MoveToSector.Result.OUTCOME_ALREADY_VISITED: MoveResult.ALREADY_VISITED,
-    MoveToSector.Result.OUTCOME_REJECTED: MoveResult.REJECTED,
-}
-
-
-class ParameterError(ValueError):
-    """A node parameter is invalid; the message names it."""
 
 
 @dataclass(frozen=True)
@@ -77,14 +66,9 @@ class GoalLimits:
 
 def goal_problem(goal: VerifyInstance.Goal, limits: GoalLimits) -> str | None:
     """Why a goal cannot be served, or None. Checked before any work so a bad goal costs nothing."""
-    texts = [text for text in goal.descriptions if text.strip()]
-    if not texts:
-        return "no descriptions: give at least one non-empty description of the object"
-    if len(goal.descriptions) > limits.max_descriptions:
-        return f"{len(goal.descriptions)} descriptions; at most {limits.max_descriptions} are accepted"
-    longest = max(len(text) for text in goal.descriptions)
-    if longest > limits.max_description_chars:
-        return f"a description has {longest} characters; at most {limits.max_description_chars} are accepted"
+    problem = description_problem(goal.descriptions, limits.max_descriptions, limits.max_description_chars)
+    if problem is not None:
+        return problem
     if goal.step_budget > limits.max_step_budget:
         return f"step_budget {goal.step_budget} is absurd; this node allows at most {limits.max_step_budget}"
     if not -1 <= goal.start_sector <= 5:
@@ -95,37 +79,28 @@ def goal_problem(goal: VerifyInstance.Goal, limits: GoalLimits) -> str | None:
 class VerifierNode(Node):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("verifier", **kwargs)
-        flat = {
-            name: self.declare_parameter(name, default).value
-            for name, default in config_parameter_defaults().items()
-        }
-        image_topic = self.declare_parameter("image_topic", "camera/image_raw").value
-        gt_topic = self.declare_parameter("ground_truth_topic", "sim/ground_truth_view").value
-        detections_topic = self.declare_parameter("detections_topic", "detections").value
-        verdict_topic = self.declare_parameter("verdict_topic", "verifier/verdict").value
-        debug_topic = self.declare_parameter("debug_image_topic", "verifier/debug_image").value
-        move_action = self.move_action = str(self.declare_parameter("move_action", "move_to_sector").value)
-        verify_action = self.declare_parameter("verify_action", "verify_instance").value
-        self.move_timeout_s = float(self.declare_parameter("move_timeout_s", 10.0).value)
-        self.move_server_wait_s = float(self.declare_parameter("move_server_wait_s", 5.0).value)
-        self.frame_timeout_s = float(self.declare_parameter("frame_timeout_s", 5.0).value)
-        self.publish_debug = bool(self.declare_parameter("publish_debug_image", True).value)
-        cache_size = int(self.declare_parameter("frame_cache_size", 16).value)
+        values = declare_parameter_table(self, verifier_parameters())
+        check_verifier_values(values)
+        flat = {name: values[name] for name in config_parameter_defaults()}
+        image_topic = str(values["image_topic"])
+        gt_topic = str(values["ground_truth_topic"])
+        detections_topic = str(values["detections_topic"])
+        verdict_topic = str(values["verdict_topic"])
+        debug_topic = str(values["debug_image_topic"])
+        move_action = self.move_action = str(values["move_action"])
+        verify_action = str(values["verify_action"])
+        self.move_timeout_s = float(values["move_timeout_s"])
+        self.move_server_wait_s = float(values["move_server_wait_s"])
+        self.frame_timeout_s = float(values["frame_timeout_s"])
+        self.publish_debug = bool(values["publish_debug_image"])
+        cache_size = int(values["frame_cache_size"])
         self.limits = GoalLimits(
-            default_step_budget=int(self.declare_parameter("default_step_budget", 6).value),
-            max_step_budget=int(self.declare_parameter("max_step_budget", 24).value),
-            max_descriptions=int(self.declare_parameter("max_descriptions", 10).value),
-            max_description_chars=int(self.declare_parameter("max_description_chars", 20000).value),
+            default_step_budget=int(values["default_step_budget"]),
+            max_step_budget=int(values["max_step_budget"]),
+            max_descriptions=int(values["max_descriptions"]),
+            max_description_chars=int(values["max_description_chars"]),
         )
-        frame_qos = declare_qos_parameters(self, "frame_qos", LATCHED_FRAME)
-        for name, value in (
-            ("move_timeout_s", self.move_timeout_s),
-            ("frame_timeout_s", self.frame_timeout_s),
-        ):
-            if not value > 0:
-                raise ParameterError(f"parameter {name!r} must be > 0, got {value}")
-        if not 1 <= self.limits.default_step_budget <= self.limits.max_step_budget:
-            raise ParameterError("parameter 'default_step_budget' must lie in 1..max_step_budget")
+        frame_qos = qos_settings_from(values, FRAME_QOS).to_profile(where=FRAME_QOS)
 
         config = nested_config(flat)
         try:
@@ -243,66 +218,26 @@ class VerifierNode(Node):
                 goal_handle, failure_verdict(request_id, "rejected", str(error), self._now())
             )
 
-        trace = EpisodeTrace(episode_key)
-        stamps: list[Any] = []
-        reports = []
-        stamp_ns = stamp_to_nanoseconds(goal.start_stamp) or None
-        sector = int(goal.start_sector) if goal.start_sector >= 0 else 0
-        navigation_failed = False
-        canceled = False
-        for step_count in range(budget):
-            if goal_handle.is_cancel_requested:
-                canceled = True
-                break
-            try:
-                entry = self.frames.wait(
-                    stamp_ns,
-                    self.frame_timeout_s,
-                    need_ground_truth=self.need_ground_truth,
-                    need_detections=self.need_detections,
-                )
-            except FrameTimeout as error:
-                trace.failure_reason = f"frame timeout at step {step_count}: {error}"
-                break
-            if entry.image is None:
-                trace.failure_reason = f"step {step_count}: the frame cannot be used: {entry.image_error}"
-                break
-            frame = self._frame(entry, step_count, sector, navigation_failed)
-            try:
-                step = session.observe(frame)
-            except Exception as error:  # a backend bug must not take the node down
-                self.get_logger().error(f"request {request_id}: agent failed at step {step_count}: {error!r}")
-                trace.failure_reason = f"agent error at step {step_count}: {error!r}"
-                break
-            image_stamp = nanoseconds_to_stamp(entry.stamp_ns)
-            stamps.append(image_stamp)
-            self._publish_debug(frame, step)
-            if step.stopped:
-                trace.add(step, MoveResult.DECIDED)
-                reports.append(step_report(step, image_stamp, MoveResult.DECIDED, False))
-                goal_handle.publish_feedback(VerifyInstance.Feedback(step=reports[-1]))
-                break
-            assert step.move is not None
-            result, error_text = self._move(step.move.direction)
-            if result is None:
-                trace.failure_reason = f"step {step_count}: move {step.move.direction!r} failed: {error_text}"
-                break
-            outcome = _MOVE_RESULTS.get(int(result.outcome), MoveResult.REJECTED)
-            trace.add(step, outcome, bool(result.trap_view))
-            reports.append(step_report(step, image_stamp, outcome, bool(result.trap_view)))
-            goal_handle.publish_feedback(VerifyInstance.Feedback(step=reports[-1]))
-            if outcome is MoveResult.REJECTED:
-                trace.failure_reason = f"step {step_count}: the move server refused: {result.message}"
-                break
-            navigation_failed = outcome.navigation_failed
-            stamp_ns = stamp_to_nanoseconds(result.frame_stamp) or stamp_ns
-            if result.sector >= 0:
-                sector = int(result.sector)
-        else:
-            trace.failure_reason = f"the step budget of {budget} ran out without a decision"
+        port = RosEpisodePort(
+            FrameSource(self.frames, self.frame_timeout_s, self.need_ground_truth, self.need_detections),
+            MoveChannel(
+                self, self.move_client, self.move_action, self.move_server_wait_s, self.move_timeout_s
+            ),
+            goal_handle,
+            publish_debug=self._publish_debug,
+        )
+        trace = run_episode(
+            session,
+            port,
+            episode_key=episode_key,
+            budget=budget,
+            start_stamp=stamp_to_nanoseconds(goal.start_stamp) or None,
+            start_sector=int(goal.start_sector) if goal.start_sector >= 0 else 0,
+            on_step=port.report_step,
+        )
 
-        if canceled:
-            verdict = failure_verdict(request_id, "canceled", "the request was canceled", self._now())
+        if trace.cancelled:
+            verdict = failure_verdict(request_id, "canceled", trace.failure_reason, self._now())
             self._record(verdict, session)
             goal_handle.canceled()
             return VerifyInstance.Result(verdict=verdict)
@@ -316,7 +251,7 @@ class VerifierNode(Node):
             attributes=last_rows,
             elapsed_s=time.perf_counter() - started,
             clock=session.clock,
-            transcript=reports,
+            transcript=port.reports,
             stamp=self._now(),
         )
         self._record(verdict, session)
@@ -326,53 +261,6 @@ class VerifierNode(Node):
         else:
             goal_handle.succeed()
         return VerifyInstance.Result(verdict=verdict)
-
-    def _frame(self, entry, step_count: int, sector: int, navigation_failed: bool) -> ViewFrame:
-        ground_truth = entry.ground_truth
-        if ground_truth is None:
-            return ViewFrame(
-                image=entry.image,
-                step_count=step_count,
-                current_sector=sector,
-                navigation_failed=navigation_failed,
-                image_key=entry.stamp_ns,
-                detections=tuple(entry.detections or ()),
-            )
-        return ViewFrame(
-            image=entry.image,
-            step_count=step_count,
-            current_sector=int(ground_truth.sector),
-            navigation_failed=navigation_failed,
-            image_key=ground_truth.capture_tag,
-            capture_tag=ground_truth.capture_tag,
-            gt_box=gt_box_from_ground_truth(ground_truth),
-            detections=tuple(entry.detections or ()),
-            target_visible=bool(ground_truth.mask_meets_threshold),
-            privileged=privileged_from_ground_truth(ground_truth),
-            geometry=geometry_from_ground_truth(ground_truth),
-        )
-
-    def _move(self, direction: str) -> tuple[MoveToSector.Result | None, str]:
-        if not self.move_client.wait_for_server(timeout_sec=self.move_server_wait_s):
-            return None, f"no MoveToSector server within {self.move_server_wait_s:.1f} s"
-        server_alive = action_server_watch(self, self.move_action)
-        goal_future = self.move_client.send_goal_async(MoveToSector.Goal(direction=direction))
-        try:
-            if not wait_for_future_while(goal_future, self.move_timeout_s, server_alive, "the move server"):
-                return None, f"the move goal was not acknowledged within {self.move_timeout_s:.1f} s"
-            handle = goal_future.result()
-            if handle is None or not handle.accepted:
-                return None, "the move goal was rejected by the server"
-            result_future = handle.get_result_async()
-            if not wait_for_future_while(result_future, self.move_timeout_s, server_alive, "the move server"):
-                handle.cancel_goal_async()
-                return None, f"no move result within {self.move_timeout_s:.1f} s"
-        except ServerLostError as error:
-            return None, str(error)
-        response = result_future.result()
-        if response is None:
-            return None, "the move server returned no result"
-        return response.result, ""
 
     def _finish_failed(self, goal_handle, verdict: Verdict) -> VerifyInstance.Result:
         self._record(verdict, None)
@@ -439,7 +327,8 @@ class VerifierNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
+    if not init_or_report("verifier", args):
+        return 2
     try:
         node = VerifierNode()
     except ParameterError as error:

@@ -8,8 +8,10 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from aiv_dataset.vocabulary import DIRECTIONS
+
 from ..compare import runs_table_rows
-from ..records import RELATIVE_DIRECTIONS, EpisodeRecord, is_prediction_correct
+from ..records import EpisodeRecord, is_prediction_correct
 from ..results_store import LoadedRun
 from .crops import crop_data_uri
 from .svg import (
@@ -339,7 +341,7 @@ def _steps_table(record: EpisodeRecord) -> str:
         rows.append(
             [
                 str(s.step),
-                _e(f"{s.sector} {RELATIVE_DIRECTIONS[s.sector]}"),
+                _e(f"{s.sector} {DIRECTIONS[s.sector]}"),
                 _e(s.capture_tag or "–"),
                 f"{s.detection_confidence:.2f}",
                 _e(s.decision),
@@ -367,7 +369,7 @@ def _crops(record: EpisodeRecord, run_dir: Path) -> str:
         else:
             img = '<p class="muted">no crop logged</p>'
         caption = (
-            f"step {s.step} · sector {s.sector} ({RELATIVE_DIRECTIONS[s.sector]}) · {s.capture_tag or '–'} · "
+            f"step {s.step} · sector {s.sector} ({DIRECTIONS[s.sector]}) · {s.capture_tag or '–'} · "
             f"conf {s.detection_confidence:.2f} · {s.decision}"
             + (" · duplicate view" if s.duplicate_view else "")
         )

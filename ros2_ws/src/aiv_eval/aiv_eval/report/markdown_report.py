@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from aiv_dataset.constants import PAIR_TYPES
+
 from ..compare import format_runs_table_markdown, md_escape, runs_table_rows
-from ..records import PAIR_TYPES, EpisodeRecord, is_prediction_correct
+from ..records import EpisodeRecord, is_prediction_correct
 from ..results_store import LoadedRun
 from .svg import PAIR_TYPE_LABELS
 

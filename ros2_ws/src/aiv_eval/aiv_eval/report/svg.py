@@ -13,14 +13,10 @@ from html import escape
 from itertools import pairwise
 from typing import Any
 
-from ..records import (
-    FAILED_MOVE_OUTCOMES,
-    PAIR_TYPES,
-    RELATIVE_DIRECTIONS,
-    SECTOR_COUNT,
-    EpisodeRecord,
-    direction_offset,
-)
+from aiv_dataset.constants import PAIR_TYPES
+from aiv_dataset.vocabulary import DIRECTIONS, SECTOR_COUNT
+
+from ..records import FAILED_MOVE_OUTCOMES, EpisodeRecord, direction_offset
 
 PAIR_TYPE_LABELS = {"positive": "Pos", "neg_same": "N_S", "neg_diff": "N_D"}
 FONT = 'font-family="system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif"'
@@ -336,7 +332,7 @@ def sector_ring_svg(record: EpisodeRecord, size: int = 300) -> str:
             notes.append("trap arrival")
         if v in st.failed_targets:
             notes.append("failed move target")
-        tip = f"sector {v} ({RELATIVE_DIRECTIONS[v]})" + (": " + ", ".join(notes) if notes else "")
+        tip = f"sector {v} ({DIRECTIONS[v]})" + (": " + ", ".join(notes) if notes else "")
         parts.append(
             f'<path d="{d}" fill="{fill}" stroke="#888" stroke-width="1"><title>{escape(tip)}</title></path>'
         )
@@ -353,7 +349,7 @@ def sector_ring_svg(record: EpisodeRecord, size: int = 300) -> str:
         if marks:
             parts.append(_text(mx, my + 5, " ".join(marks), size=14, extra='font-weight="700"'))
         lx, ly = _polar(cx, cy, r_out + 16, _sector_angle(v))
-        parts.append(_text(lx, ly + 4, f"{v} {RELATIVE_DIRECTIONS[v]}", size=10, extra='fill="#444"'))
+        parts.append(_text(lx, ly + 4, f"{v} {DIRECTIONS[v]}", size=10, extra='fill="#444"'))
     # failed targets first, so that a start sector that is also a failed target shows the start outline
     parts.extend(sorted(outlines, key=lambda o: 'stroke="#111"' in o))
     # path through the visited sectors in order

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from aiv_dataset.constants import CAPTURE_SUBDIR, DESCRIPTIONS_FILENAME, META_FILENAME
 from aiv_verifier.core.crop import crop_with_gt_box
 from aiv_verifier.core.types import ATTRIBUTE_TYPES, Attribute, Decision
 from aiv_verifier.verification.base import ViewInput
@@ -52,7 +53,7 @@ def _load_json(path: Path) -> Any:
 
 def iter_captures(root: Path, split: str) -> Iterator[tuple[Path, dict[str, Any], dict[str, Any]]]:
     """(episode dir, meta.json, viewpoint record) for every viewpoint with an RGB image and a box."""
-    for meta_path in sorted((root / "pin_capture" / split).glob("*/*/meta.json")):
+    for meta_path in sorted((root / CAPTURE_SUBDIR / split).glob(f"*/*/{META_FILENAME}")):
         meta = _load_json(meta_path)
         for view in meta.get("viewpoints") or []:
             if view.get("rgb") and view.get("mask_bbox_xyxy"):
@@ -112,7 +113,7 @@ def questions_for(
                 )
             )
     if direct:
-        descriptions = cache.setdefault("__descriptions__", _load_json(root / "object_descriptions.json"))
+        descriptions = cache.setdefault("__descriptions__", _load_json(root / DESCRIPTIONS_FILENAME))
         own_desc = (descriptions.get(meta["object_id"]) or [""])[0]
         if own_desc:
             questions.append(
@@ -275,8 +276,8 @@ def main(argv: list[str] | None = None) -> int:
         "--set", action="append", metavar="KEY=VALUE", help="override a ClassicalParams field"
     )
     args = parser.parse_args(argv)
-    if not (Path(args.dataset) / "pin_capture" / args.split).is_dir():
-        print(f"error: no {args.split!r} captures under {args.dataset}/pin_capture", file=sys.stderr)
+    if not (Path(args.dataset) / CAPTURE_SUBDIR / args.split).is_dir():
+        print(f"error: no {args.split!r} captures under {args.dataset}/{CAPTURE_SUBDIR}", file=sys.stderr)
         return 2
     result = run(args)
     if args.json:

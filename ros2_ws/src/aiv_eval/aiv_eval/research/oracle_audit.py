@@ -5,7 +5,7 @@ re-derives, independently of :mod:`.oracle`, what every per-view answer should b
 wrong, so a study (``scripts/oracle_study.py``) can tell the oracle's or the agent's bugs apart from genuine
 limits of the task, and a test can assert that an oracle run is perfect on everything that was knowable.
 
-Definitions (all from ``privileged_gt/<split>/<object_id>.json`` plus the capture catalogue):
+Definitions (all from ``privileged_gt/<split>/<object_id>.json``, which also lists the absent slots):
 
 - every attribute slot of an instance's category/subtype is a :class:`GtAttribute`, present or absent (value
   ``"none"``); ``mention`` is how the *specific* description states it: the phrase without its article, the
@@ -118,38 +118,54 @@ class GtInstance:
         return [attribute for attribute in self.attributes.values() if attribute.present]
 
 
-def _instance_from_doc(doc: Mapping[str, Any]) -> GtInstance:
-    from aiv_synth.descriptions import absence_phrase
-    from aiv_synth.objects import CATALOGUE
+class AuditError(ValueError):
+    """A ground-truth file the audit cannot use (e.g. written by an older aiv-capture)."""
 
-    category, subtype = str(doc["object_category"]), str(doc.get("subtype", "default"))
+
+def _instance_from_doc(doc: Mapping[str, Any], path: Path | str = "<ground truth>") -> GtInstance:
+    """Every attribute slot of an instance, present or absent, in catalogue order.
+
+    The slot order and the absent slots (with their absence phrases) come from the file's ``slot_order`` and
+    ``absent_attributes``, which the generator writes, so the audit needs no import of the generator. Files
+    from an older generator lack them and are refused with :class:`AuditError` naming ``path``.
+    """
+    missing = [key for key in ("absent_attributes", "slot_order") if key not in doc]
+    if missing:
+        raise AuditError(
+            f"oracle audit: ground truth {path} has no {' / '.join(missing)} (written by an older aiv-capture); "
+            "regenerate the dataset with aiv-capture"
+        )
+    subtype = str(doc.get("subtype", "default"))
     records = {str(item["name"]): item for item in doc["attributes"]}
+    absent = {str(item["name"]): item for item in doc["absent_attributes"]}
     main_colour = next((name for name, item in records.items() if item["type"] == "color"), None)
+    slot_names = [str(name) for name in doc["slot_order"]]
+    order = slot_names + [name for name in records if name not in frozenset(slot_names)]
     slots: dict[str, GtAttribute] = {}
-    spec = CATALOGUE.get(category)
-    defs = spec.attributes_for(subtype) if spec is not None else ()
-    order = [d.name for d in defs] + [name for name in records if name not in {d.name for d in defs}]
-    by_name = {d.name: d for d in defs}
     for name in order:
         if name in records:
             item = records[name]
             value = str(item["value"])
             mention = description_mention(name, value, str(item["phrase"]), main_colour)
-            slots[name] = GtAttribute(
-                name,
-                str(item["type"]),
-                value,
-                mention,
-                frozenset(item.get("parts", ())),
-                bool(item.get("view_dependent", False)),
-            )
+        elif name in absent:
+            item = absent[name]
+            value = ABSENT
+            mention = str(item["phrase"]) if item["optional"] else ""
         else:
-            attr = by_name[name]
-            mention = absence_phrase(attr, subtype) if attr.optional else ""
-            slots[name] = GtAttribute(
-                name, attr.type, ABSENT, mention, frozenset(attr.parts), attr.view_dependent
+            raise AuditError(
+                f"oracle audit: ground truth {path}: slot {name!r} is neither present nor absent"
             )
-    return GtInstance(str(doc["object_id"]), category, subtype, slots, doc.get("captures", {}))
+        slots[name] = GtAttribute(
+            name,
+            str(item["type"]),
+            value,
+            mention,
+            frozenset(item.get("parts", ())),
+            bool(item.get("view_dependent", False)),
+        )
+    return GtInstance(
+        str(doc["object_id"]), str(doc["object_category"]), subtype, slots, doc.get("captures", {})
+    )
 
 
 class AuditLibrary:
@@ -164,8 +180,9 @@ class AuditLibrary:
 
     def instance(self, object_id: str) -> GtInstance:
         if object_id not in self._cache:
-            doc = json.loads(self._paths[object_id].read_text(encoding="utf-8"))
-            self._cache[object_id] = _instance_from_doc(doc)
+            path = self._paths[object_id]
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            self._cache[object_id] = _instance_from_doc(doc, path)
         return self._cache[object_id]
 
 
@@ -258,7 +275,13 @@ class StepRecord:
 
 
 @dataclass(frozen=True)
-class EpisodeRecord:
+class OracleEpisode:
+    """One episode run with the oracle verifier, as the audit needs it.
+
+    Not :class:`aiv_eval.records.EpisodeRecord` (a results.jsonl line): this keeps the label, the query items,
+    the oracle's answers per step and every capture the environment could have served.
+    """
+
     key: str
     pair_type: str
     label: int
@@ -310,7 +333,7 @@ class DecidingAttribute:
 
 @dataclass(frozen=True)
 class EpisodeAudit:
-    record: EpisodeRecord
+    record: OracleEpisode
     correct: bool
     cause: str
     detail: str
@@ -327,11 +350,11 @@ class EpisodeAudit:
         return self.cause in ORACLE_BUG_CAUSES
 
 
-def _verified(record: EpisodeRecord) -> list[StepRecord]:
+def _verified(record: OracleEpisode) -> list[StepRecord]:
     return [step for step in record.steps if step.verified]
 
 
-def audit_episode(library: AuditLibrary, record: EpisodeRecord) -> EpisodeAudit:
+def audit_episode(library: AuditLibrary, record: OracleEpisode) -> EpisodeAudit:
     query = library.instance(record.query_id)
     target = library.instance(record.target_id)
 
@@ -470,7 +493,7 @@ def audit_episode(library: AuditLibrary, record: EpisodeRecord) -> EpisodeAudit:
 
 
 def _deciding(
-    record: EpisodeRecord,
+    record: OracleEpisode,
     query: GtInstance,
     target: GtInstance,
     referents: Mapping[str, tuple[str, ...]],
@@ -529,7 +552,7 @@ def run_oracle_episodes(
     seed_policy: str = "per_episode_fixed",
     view_priority: str = "far",
     extra: Mapping[str, Any] | None = None,
-) -> list[EpisodeRecord]:
+) -> list[OracleEpisode]:
     """Play the index's pairs with the oracle verifier in-process (as ``aiv-eval run --mode inprocess`` with
     GT boxes does) and keep what the audit needs. ``extra``: further flat agent parameters."""
     from aiv_dataset.layout import PInVerifyDataset
@@ -538,7 +561,7 @@ def run_oracle_episodes(
     from aiv_verifier.config_schema import config_parameter_defaults, nested_config
 
     from .. import make_episode_key
-    from ..env_driver import run_env_episode
+    from ..env_port import run_env_episode
 
     flat = dict(config_parameter_defaults())
     flat.update(
@@ -586,7 +609,7 @@ def run_oracle_episodes(
             for step in session.steps
         )
         records.append(
-            EpisodeRecord(
+            OracleEpisode(
                 key=key,
                 pair_type=pair.pair_type,
                 label=int(pair.label),
@@ -603,6 +626,6 @@ def run_oracle_episodes(
     return records
 
 
-def audit_run(dataset_root: str | Path, records: Sequence[EpisodeRecord]) -> list[EpisodeAudit]:
+def audit_run(dataset_root: str | Path, records: Sequence[OracleEpisode]) -> list[EpisodeAudit]:
     library = AuditLibrary(dataset_root)
     return [audit_episode(library, record) for record in records]

@@ -1,9 +1,10 @@
 """One verification episode as a sequence of ``observe(frame) -> step`` calls (spec §5.4-5.10).
 
 The session is the only place where the core pieces are put together: bookkeeping (§5.9) → crop (§5.4) →
-per-view verification (§5.5) → tracker (§5.6) → fusion and stopping (§5.7-5.8) → next-best-view (§5.10). The
-ROS node and the in-process evaluator both drive it frame by frame, which is what makes their decisions
-identical: neither adds logic of its own beyond turning messages or environment observations into
+per-view verification (§5.5) → tracker (§5.6) → fusion and stopping (§5.7-5.8) → next-best-view (§5.10). It is
+one implementation of the agent protocol (:mod:`.protocol`); the one episode loop (:mod:`.loop`) drives it
+frame by frame over every port, which is what makes the ROS node's and the in-process evaluator's decisions
+identical: a port adds no logic of its own beyond turning messages or environment observations into
 :class:`ViewFrame` values.
 """
 

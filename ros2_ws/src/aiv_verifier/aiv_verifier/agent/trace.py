@@ -1,4 +1,4 @@
-"""What happened in an episode, step by step, in a form both drivers (ROS node, in-process) fill alike.
+"""What happened in an episode, step by step, filled by the one episode loop whatever the port.
 
 Each entry pairs the agent's step with the outcome of the move it requested (or ``decided`` when it answered),
 so the navigation statistics of spec §4.3 come from one place: failures = refused moves (unreachable or
@@ -8,44 +8,40 @@ already visited) + arrivals at trap views; effective views = steps − failures.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from typing import Any, Generic, TypeVar
+
+from aiv_dataset.vocabulary import MoveOutcome
 
 from ..core.types import Decision
-from .session import AgentStep, VerificationSession
+from .protocol import StepView, SummarySource
 
-
-class MoveResult(str, Enum):
-    """Outcome of the move a step requested; ``decided`` for the answering step."""
-
-    MOVED = "moved"
-    STAYED = "stayed"
-    UNREACHABLE = "unreachable"
-    ALREADY_VISITED = "already_visited"
-    REJECTED = "rejected"
-    DECIDED = "decided"
-
-    @property
-    def navigation_failed(self) -> bool:
-        return self in (MoveResult.UNREACHABLE, MoveResult.ALREADY_VISITED)
+StepT = TypeVar("StepT", bound=StepView)
 
 
 @dataclass(frozen=True)
-class TraceEntry:
-    step: AgentStep
-    move_result: MoveResult
+class TraceEntry(Generic[StepT]):
+    step: StepT
+    move_result: MoveOutcome
     trap_view: bool = False  # the move arrived at a view where the target is not clearly visible
 
 
 @dataclass
-class EpisodeTrace:
-    """The completed (or failed) episode: entries in order plus how it ended."""
+class EpisodeTrace(Generic[StepT]):
+    """The completed (or failed) episode: entries in order plus how it ended.
+
+    ``failure_reason`` is set when the episode ended without the agent's answer (also when it was
+    cancelled, which ``cancelled`` tells apart: a cancel is the caller's wish, not a fault).
+    """
 
     episode_key: str
-    entries: list[TraceEntry] = field(default_factory=list)
+    entries: list[TraceEntry[StepT]] = field(default_factory=list)
     failure_reason: str = ""
+    cancelled: bool = False
 
-    def add(self, step: AgentStep, move_result: MoveResult, trap_view: bool = False) -> None:
-        self.entries.append(TraceEntry(step, move_result, trap_view))
+    def add(self, step: StepT, move_result: MoveOutcome, trap_view: bool = False) -> TraceEntry[StepT]:
+        entry = TraceEntry(step, move_result, trap_view)
+        self.entries.append(entry)
+        return entry
 
     @property
     def failed(self) -> bool:
@@ -87,9 +83,10 @@ class EpisodeSummary:
     model_calls: dict[str, int]
 
 
-def summarize(session: VerificationSession, trace: EpisodeTrace) -> EpisodeSummary:
+def summarize(agent: SummarySource, trace: EpisodeTrace[Any]) -> EpisodeSummary:
+    """The episode's verdict and statistics from the loop's trace and the agent's final state."""
     predictions = tuple(entry.step.step_prediction for entry in trace.entries)
-    decision = None if trace.failed else session.final_decision
+    decision = None if trace.failed else agent.final_decision
     last = trace.entries[-1].step if trace.entries else None
     stop_reason = "failure" if trace.failed else (last.stop_reason if last else "")
     return EpisodeSummary(
@@ -103,7 +100,7 @@ def summarize(session: VerificationSession, trace: EpisodeTrace) -> EpisodeSumma
         step_predictions=predictions,
         stop_reason=stop_reason,
         failure_reason=trace.failure_reason,
-        confidence=session.confidence() if decision is not None else 0.0,
-        visited_sectors=session.visited_order,
-        model_calls=dict(sorted(session.model_calls.items())),
+        confidence=agent.confidence() if decision is not None else 0.0,
+        visited_sectors=agent.visited_order,
+        model_calls=dict(sorted(agent.model_calls.items())),
     )

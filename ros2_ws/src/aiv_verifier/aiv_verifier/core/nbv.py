@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
+from aiv_dataset.vocabulary import SECTOR_COUNT, relative_direction, target_sector
 
 from .nbv_prompt import (
     AttributeStatus,
@@ -35,7 +36,7 @@ from .nbv_prompt import (
 )
 from .sector_geometry import SectorGeometry, capture_azimuths_of, sector_azimuths, shortest_arc
 from .seeding import seeded_rng
-from .types import SECTOR_COUNT, LanguageModel, relative_direction, target_sector
+from .types import LanguageModel
 
 DEFAULT_BASE_SEED = 42
 QUERY_MODES = ("attribute", "direct")

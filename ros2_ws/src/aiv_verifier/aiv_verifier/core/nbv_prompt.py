@@ -14,9 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from aiv_dataset.vocabulary import SECTOR_COUNT, target_sector
+
 from .sector_geometry import SectorGeometry, relative_direction_by_geometry
 from .tracker import AttributeStateTracker
-from .types import DIRECTION_OFFSETS, SECTOR_COUNT, Attribute, AttributeState
+from .types import Attribute, AttributeState
 
 PROMPT_SLOTS: tuple[str, ...] = (
     "desc1",
@@ -113,11 +115,7 @@ def fill_prompt_slots(template: str, slots: Mapping[str, str]) -> str:
 
 def allowed_directions(current_sector: int, visited: frozenset[int]) -> list[str]:
     """Offered moves whose target sector is not visited (visited already contains failed targets)."""
-    return [
-        name
-        for name in CANDIDATE_DIRECTIONS
-        if (current_sector + DIRECTION_OFFSETS[name]) % SECTOR_COUNT not in visited
-    ]
+    return [name for name in CANDIDATE_DIRECTIONS if target_sector(current_sector, name) not in visited]
 
 
 def offered_directions(current_sector: int, visited: frozenset[int]) -> list[str]:

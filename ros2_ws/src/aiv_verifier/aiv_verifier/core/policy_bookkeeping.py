@@ -12,7 +12,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from .types import SECTOR_COUNT
+from aiv_dataset.vocabulary import SECTOR_COUNT
 
 
 @dataclass(frozen=True)

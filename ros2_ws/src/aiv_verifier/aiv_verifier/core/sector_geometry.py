@@ -1,8 +1,9 @@
 """Where the captured views of an episode sit around the goal, in the virtual 6-sector frame.
 
 NBV strategies only need azimuths around the object, so this is a dataset-independent description (whoever
-owns the dataset converts its capture records into :class:`SectorCapture`). Azimuths follow the reference
-convention θ(p) = atan2(p_z − g_z, p_x − g_x) in the horizontal XZ plane of the capture data (y up).
+owns the dataset converts its capture records into :class:`SectorCapture`). Azimuths are the benchmark's
+(:mod:`aiv_dataset.azimuth`, the same functions the simulator maps sectors with): θ(p) = atan2(p_z − g_z,
+p_x − g_x) in the horizontal XZ plane of the capture data (y up).
 """
 
 from __future__ import annotations
@@ -11,9 +12,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .types import RELATIVE_DIRECTIONS, SECTOR_COUNT
-
-SECTOR_WIDTH_RAD = 2.0 * math.pi / SECTOR_COUNT
+from aiv_dataset.azimuth import SECTOR_SPAN_RAD, azimuth, horizontal_distance, virtual_index
+from aiv_dataset.vocabulary import DIRECTIONS, SECTOR_COUNT, relative_direction
 
 Vector3 = tuple[float, float, float]
 
@@ -55,12 +55,10 @@ class SectorGeometry:
 
     def azimuth(self, position: Vector3) -> float:
         """θ of a point around the goal, in (−π, π]."""
-        goal_x, _, goal_z = self.goal_position
-        return math.atan2(position[2] - goal_z, position[0] - goal_x)
+        return azimuth(position, self.goal_position)
 
     def horizontal_radius(self, position: Vector3) -> float:
-        goal_x, _, goal_z = self.goal_position
-        return math.hypot(position[0] - goal_x, position[2] - goal_z)
+        return horizontal_distance(position, self.goal_position)
 
 
 def shortest_arc(alpha: float, beta: float) -> float:
@@ -100,7 +98,7 @@ def sector_azimuths(geometry: SectorGeometry) -> SectorAzimuths | None:
         if sector in measured:
             by_sector.append(measured[sector])
             continue
-        angle = reference + sector * SECTOR_WIDTH_RAD
+        angle = reference + sector * SECTOR_SPAN_RAD
         synthetic = (goal_x + mean_radius * math.cos(angle), goal_y, goal_z + mean_radius * math.sin(angle))
         by_sector.append(geometry.azimuth(synthetic))
     return SectorAzimuths(reference, mean_radius, tuple(by_sector), frozenset(measured))
@@ -125,11 +123,9 @@ def relative_direction_by_geometry(
     """
     azimuths = sector_azimuths(geometry) if geometry is not None else None
     if azimuths is not None and {current_sector, target_sector} <= azimuths.measured:
-        turn = (azimuths.by_sector[target_sector] - azimuths.by_sector[current_sector]) % (2.0 * math.pi)
-        offset = round(turn / SECTOR_WIDTH_RAD) % SECTOR_COUNT
-    else:
-        offset = (target_sector - current_sector) % SECTOR_COUNT
-    return RELATIVE_DIRECTIONS[offset]
+        turn = virtual_index(azimuths.by_sector[target_sector], azimuths.by_sector[current_sector])
+        return DIRECTIONS[turn]
+    return relative_direction(current_sector, target_sector)
 
 
 def _position(capture: SectorCapture) -> Vector3:

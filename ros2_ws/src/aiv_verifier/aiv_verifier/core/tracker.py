@@ -23,8 +23,12 @@ MATCHED_THRESHOLD = 0.3
 
 
 @dataclass(frozen=True)
-class Observation:
-    """One tracker entry: which view, what it said, how much the detection is trusted."""
+class ViewEvidence:
+    """One tracker entry: which view, what it said about the attribute, how much the detection is trusted.
+
+    (Named apart from the environment's ``Observation``, a whole frame, and the evaluation records'
+    ``AttributeObservation``, an attribute's row at one step of a transcript.)
+    """
 
     view_id: int
     state: AttributeState
@@ -47,7 +51,7 @@ class AttributeRecord:
     matched_votes: float
     contradicted_votes: float
     weights: Mapping[AttributeState, float]
-    history: tuple[Observation, ...]
+    history: tuple[ViewEvidence, ...]
     converged: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -115,7 +119,7 @@ class AttributeStateTracker:
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
             raise ValueError(f"attribute names must be unique; repeated: {duplicates}")
-        self._histories: dict[str, list[Observation]] = {name: [] for name in names}
+        self._histories: dict[str, list[ViewEvidence]] = {name: [] for name in names}
 
     @property
     def attribute_names(self) -> tuple[str, ...]:
@@ -145,9 +149,9 @@ class AttributeStateTracker:
             raise ValueError(f"view_id must be >= 0, got {view_id}")
         if not 0.0 <= confidence <= 1.0:
             raise ValueError(f"confidence must lie in [0, 1], got {confidence}")
-        self._histories[name].append(Observation(view_id, AttributeState(state), float(confidence)))
+        self._histories[name].append(ViewEvidence(view_id, AttributeState(state), float(confidence)))
 
-    def history(self, name: str) -> tuple[Observation, ...]:
+    def history(self, name: str) -> tuple[ViewEvidence, ...]:
         return tuple(self._histories[name])
 
     def reconciled_weights(self, name: str) -> dict[AttributeState, float]:
@@ -211,7 +215,7 @@ __all__ = [
     "TAU_CONF",
     "AttributeRecord",
     "AttributeStateTracker",
-    "Observation",
+    "ViewEvidence",
     "reconcile",
     "reconciled_weight",
     "vote_decision",

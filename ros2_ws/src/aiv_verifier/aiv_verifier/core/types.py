@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from types import MappingProxyType
 from typing import Protocol
 
 import numpy as np
@@ -105,34 +104,6 @@ class ViewJudgement:
     @property
     def state(self) -> AttributeState:
         return self.answer.to_state()
-
-
-# Relative directions in the virtual 6-sector frame. Index k means "k sectors counter-clockwise (to the
-# agent's left when facing the goal) from the current sector", i.e. target = (current + k) mod 6.
-SECTOR_COUNT = 6
-RELATIVE_DIRECTIONS: tuple[str, ...] = (
-    "front",
-    "front-left",
-    "back-left",
-    "back",
-    "back-right",
-    "front-right",
-)
-DIRECTION_OFFSETS: MappingProxyType[str, int] = MappingProxyType(
-    {name: offset for offset, name in enumerate(RELATIVE_DIRECTIONS)}
-)
-
-
-def target_sector(current_sector: int, direction: str) -> int:
-    """Virtual index reached by moving in ``direction`` from ``current_sector``."""
-    if direction not in DIRECTION_OFFSETS:
-        raise ValueError(f"unknown direction {direction!r}; expected one of {RELATIVE_DIRECTIONS}")
-    return (current_sector + DIRECTION_OFFSETS[direction]) % SECTOR_COUNT
-
-
-def relative_direction(current_sector: int, target: int) -> str:
-    """Name of ``target`` as seen from ``current_sector`` (the current sector itself is "front")."""
-    return RELATIVE_DIRECTIONS[(target - current_sector) % SECTOR_COUNT]
 
 
 class LanguageModel(Protocol):

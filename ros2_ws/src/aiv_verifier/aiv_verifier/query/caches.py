@@ -33,21 +33,25 @@ from typing import Any
 
 from aiv_dataset.caches import (
     AttrCacheEntry,
+    CachedAttribute,
     CategoryCacheEntry,
     MergeCacheEntry,
     load_attr_cache,
     load_category_cache,
     load_merge_cache,
 )
-from aiv_dataset.caches import Attribute as CacheAttribute
+from aiv_dataset.constants import (
+    ATTR_CACHE_FILENAME,
+    CATEGORY_CACHE_FILENAME,
+    DESCRIPTIONS_FILENAME,
+    DESCRIPTIONS_WITH_CATEGORY_FILENAME,
+    MERGE_CACHE_FILENAME,
+)
 from aiv_dataset.descriptions import load_descriptions
 
 from ..core.types import ATTRIBUTE_TYPES, Attribute
 
-CATEGORY_CACHE_FILE = "category_cache.json"
-ATTR_CACHE_FILE = "attr_cache.json"
-MERGE_CACHE_FILE = "merge_cache.json"
-DESCRIPTION_DB_FILES: tuple[str, ...] = ("object_descriptions_with_category.json", "object_descriptions.json")
+DESCRIPTION_DB_FILES: tuple[str, ...] = (DESCRIPTIONS_WITH_CATEGORY_FILENAME, DESCRIPTIONS_FILENAME)
 """Looked for in the cache directory when no description database is configured."""
 DERIVED_KEY_PREFIX = "desc-sha256:"
 
@@ -57,7 +61,7 @@ def derived_key(descriptions: Sequence[str]) -> str:
     return DERIVED_KEY_PREFIX + hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def cache_attribute_to_core(attribute: CacheAttribute) -> Attribute:
+def cache_attribute_to_core(attribute: CachedAttribute) -> Attribute:
     """A cached attribute as the verifier's type: unknown/missing type → "other", weight → nearest of 1..3
     (missing → 2). Name and evidence are kept verbatim (the cache is already filtered and renamed)."""
     type_ = attribute.type if attribute.type in ATTRIBUTE_TYPES else "other"
@@ -85,9 +89,9 @@ class QueryCaches:
         if self.cache_dir is not None:
             if self.cache_dir.exists() and not self.cache_dir.is_dir():
                 raise NotADirectoryError(f"query cache directory is not a directory: {self.cache_dir}")
-            self.category = self._load(CATEGORY_CACHE_FILE, load_category_cache)
-            self.attributes = self._load(ATTR_CACHE_FILE, load_attr_cache)
-            self.merged = self._load(MERGE_CACHE_FILE, load_merge_cache)
+            self.category = self._load(CATEGORY_CACHE_FILENAME, load_category_cache)
+            self.attributes = self._load(ATTR_CACHE_FILENAME, load_attr_cache)
+            self.merged = self._load(MERGE_CACHE_FILENAME, load_merge_cache)
         self._ids: dict[tuple[str, ...], str] = {}
         paths = [Path(p) for p in description_dbs if str(p)]
         if not paths and self.cache_dir is not None:
@@ -128,7 +132,7 @@ class QueryCaches:
 
     def put_category(self, key: str, category: str, raw: str) -> None:
         self.category[key] = CategoryCacheEntry(category, raw)
-        self._write(CATEGORY_CACHE_FILE, key, {"pred_coarse": category, "raw": raw})
+        self._write(CATEGORY_CACHE_FILENAME, key, {"pred_coarse": category, "raw": raw})
 
     def put_attributes(
         self, key: str, attributes: Sequence[Attribute], target_class: str, raw: str, max_attrs: int
@@ -138,20 +142,20 @@ class QueryCaches:
             for a in attributes
         ]
         self.attributes[key] = AttrCacheEntry(
-            tuple(CacheAttribute(a.name, a.evidence_phrase, a.type, float(a.weight)) for a in attributes),
+            tuple(CachedAttribute(a.name, a.evidence_phrase, a.type, float(a.weight)) for a in attributes),
             target_class,
             raw,
             max_attrs,
         )
         self._write(
-            ATTR_CACHE_FILE,
+            ATTR_CACHE_FILENAME,
             key,
             {"attributes": records, "target_class": target_class, "raw": raw, "max_attrs": max_attrs},
         )
 
     def put_merged(self, key: str, merged: str, raw: str) -> None:
         self.merged[key] = MergeCacheEntry(merged, raw)
-        self._write(MERGE_CACHE_FILE, key, {"merged_description": merged, "raw": raw})
+        self._write(MERGE_CACHE_FILENAME, key, {"merged_description": merged, "raw": raw})
 
     def _write(self, name: str, key: str, entry: Mapping[str, Any]) -> None:
         if not self.write_back or self.cache_dir is None:

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from aiv_dataset.constants import CATEGORIES
+from aiv_dataset.vocabulary import CATEGORIES
 
 from .text import (
     COPULAS,

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from aiv_dataset.constants import CATEGORIES
+from aiv_dataset.vocabulary import CATEGORIES
 
 from ..core.types import Attribute, LanguageModel
 from .caches import QueryCaches, cache_attribute_to_core

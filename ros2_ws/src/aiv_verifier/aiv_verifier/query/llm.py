@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from aiv_dataset.constants import CATEGORIES
+from aiv_dataset.vocabulary import CATEGORIES
 
 from ..core.nbv_prompt import load_prompt_template
 from ..core.types import ATTRIBUTE_TYPES, Attribute, LanguageModel

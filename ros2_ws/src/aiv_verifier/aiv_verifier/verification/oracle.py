@@ -15,8 +15,8 @@ How a query item is judged:
   whose phrase shares most words with the evidence; the answer is Yes/No by comparing that attribute's value on
   the query and the target, and Unsure when the capture does not show it (trap view, hidden side, too small);
 - an absence claim ("no pattern", "no logo on the fob") is mapped the same way, but only to the optional
-  attributes the query object *lacks* (their absence phrases come from the capture catalogue, which is how the
-  descriptions state them): a target that has the attribute visibly ⇒ No;
+  attributes the query object *lacks* (the ground truth lists them with the absence phrase the descriptions
+  use): a target that has the attribute visibly ⇒ No;
 - a target that lacks an attribute shows that absence only where the attribute's place is known to be in view:
   another visible attribute shares its part, and the attribute is neither view-dependent (the GT does not say
   which face of a shared part it sits on) nor a decal (the GT does not record where an absent decal would be);
@@ -148,7 +148,7 @@ class GroundTruthLibrary:
                 category=str(data["object_category"]),
                 attributes=attributes,
                 captures=data.get("captures", {}),
-                absent=_absent_attributes(data),
+                absent=_absent_attributes(data, path),
             )
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise VerifierError(f"oracle verifier: cannot read ground truth {path}: {error}") from error
@@ -156,27 +156,30 @@ class GroundTruthLibrary:
         return truth
 
 
-def _absent_attributes(data: Mapping[str, Any]) -> dict[str, TruthAttribute]:
-    """The optional attributes an instance lacks (recipe value "none"), described as the catalogue does."""
-    missing = [str(name) for name, value in dict(data.get("recipe", {})).items() if value == ABSENT]
-    if not missing:
-        return {}
-    from aiv_synth.descriptions import absence_phrase
-    from aiv_synth.objects import CATALOGUE
+def _absent_attributes(data: Mapping[str, Any], path: Path) -> dict[str, TruthAttribute]:
+    """The optional attributes an instance lacks, as the generator recorded them in ``absent_attributes``.
 
-    spec = CATALOGUE.get(str(data["object_category"]))
-    if spec is None:
-        return {}
-    subtype = str(data.get("subtype", "default"))
-    defs = {attr.name: attr for attr in spec.attributes_for(subtype)}
+    The phrase is the absence phrase the specific description uses ("no logo on the back"); reading it from
+    the file keeps the verifier free of the generator. A file without the field comes from an older
+    aiv-capture and cannot answer absence claims, so it is refused instead of silently judged without them.
+    """
+    if "absent_attributes" not in data:
+        raise VerifierError(
+            f"oracle verifier: ground truth {path} has no 'absent_attributes' (written by an older aiv-capture); "
+            "regenerate the dataset with aiv-capture"
+        )
     absent = {}
-    for name in missing:
-        attr = defs.get(name)
-        if attr is None or not attr.optional:
+    for item in data["absent_attributes"]:
+        if not item["optional"]:
             continue
-        phrase = absence_phrase(attr, subtype)
+        name, phrase = str(item["name"]), str(item["phrase"])
         absent[name] = TruthAttribute(
-            name, ABSENT, phrase, frozenset(attr.parts), attr.view_dependent, phrase
+            name,
+            ABSENT,
+            phrase,
+            frozenset(item.get("parts", ())),
+            bool(item.get("view_dependent", False)),
+            phrase,
         )
     return absent
 

@@ -32,7 +32,7 @@ from . import colour as colour_mod
 from .colour import ColourStats, claimed_names, colour_stats
 from .ocr import OcrEngine, OcrItem, make_ocr_engine
 from .pattern import COMPATIBLE_KINDS, PatternParams, find_structures
-from .phrases import ColourTerm, PhraseInfo, analyse_phrase, is_main_colour_claim, split_clauses
+from .phrases import ColourTerm, PhraseInfo, analyse_phrase, is_main_colour_claim, split_description
 from .region import ObjectRegion, RegionParams, estimate_region
 
 
@@ -573,7 +573,7 @@ class ClassicalVerifier:
         claims; later clauses are parts, patterns, text and logos. Any confident No ⇒ No; otherwise Yes when
         at least one claim matched; otherwise Unsure.
         """
-        clauses = split_clauses(description)
+        clauses = split_description(description)
         checks: list[tuple[str, _Check]] = []
         for index, clause in enumerate(clauses[:12]):
             info = analyse_phrase(clause)

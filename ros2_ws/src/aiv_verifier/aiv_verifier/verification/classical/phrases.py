@@ -438,11 +438,16 @@ def analyse_phrase(phrase: str) -> PhraseInfo:
     )
 
 
-def split_clauses(description: str) -> list[str]:
-    """Split a whole description into short clauses, keeping colour pairs ("black and white") together.
+def split_description(description: str) -> list[str]:
+    """Split a whole description into short clause strings, keeping colour pairs ("black and white") together.
 
     A clause made only of colour words and fillers is glued to the next one, so "black and white stripes"
     stays one pattern claim while "a brown brim and purple dots" becomes two claims.
+
+    Deliberately not the query parser's :func:`aiv_verifier.query.text.split_clauses`, which cuts a token
+    stream at more words ("that", "or", ...) and keeps absence and logo claims whole: the two disagree on some
+    descriptions ("a sticker with the word ..."), and these cuts shape the classical verifier's direct- and
+    merged-mode answers, so using the other would change results.
     """
     raw = (description if isinstance(description, str) else "")[: MAX_PHRASE_CHARS * 2]
     # Protect quoted text from the splitter (a title may contain "and").

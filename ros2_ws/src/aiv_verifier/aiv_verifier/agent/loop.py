@@ -1,0 +1,90 @@
+"""The one episode loop: an agent (:mod:`.protocol`) against a port (:mod:`.port`), step by step.
+
+Every way of running an episode -- the verifier node over ROS, the evaluator in-process, later bag replay and
+a robot -- goes through :func:`run_episode`, so the rules of an episode exist once: one frame per step, the
+agent answers or names a move, the move's outcome is recorded with the step, a refused move ends the episode,
+the budget bounds it, and each way it can end without an answer has one failure reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from aiv_dataset.vocabulary import MoveOutcome
+
+from .port import EpisodePort, FrameRequest, FrameUnavailable, FrameUnusable, MoveFailed
+from .protocol import EpisodeAgent
+from .session import ViewFrame
+from .trace import EpisodeTrace, StepT, TraceEntry
+
+#: Failure reason of an episode its caller cancelled.
+CANCELLED_REASON = "the request was canceled"
+
+#: Called after every step whose outcome is known (the answering step included), e.g. to publish feedback.
+StepHook = Callable[[ViewFrame, TraceEntry[StepT]], None]
+
+
+def run_episode(
+    agent: EpisodeAgent[StepT],
+    port: EpisodePort,
+    *,
+    episode_key: str,
+    budget: int,
+    start_stamp: int | None = None,
+    start_sector: int = 0,
+    on_step: StepHook[StepT] | None = None,
+) -> EpisodeTrace[StepT]:
+    """Play one episode to its end and return the trace; a failure is the trace's ``failure_reason``.
+
+    ``budget`` is the most steps the loop takes; ``start_stamp`` / ``start_sector`` describe the first view
+    (None: the port's newest frame). An exception from the agent ends the episode as a failure rather than
+    propagating, because a backend bug must cost one episode, not the process serving it.
+    """
+    trace: EpisodeTrace[StepT] = EpisodeTrace(episode_key)
+    stamp, sector, navigation_failed = start_stamp, start_sector, False
+    for step_count in range(budget):
+        if port.cancelled():
+            trace.cancelled = True
+            trace.failure_reason = CANCELLED_REASON
+            return trace
+        try:
+            frame = port.frame(FrameRequest(stamp, step_count, sector, navigation_failed))
+        except FrameUnavailable as error:
+            trace.failure_reason = f"frame timeout at step {step_count}: {error}"
+            return trace
+        except FrameUnusable as error:
+            trace.failure_reason = f"step {step_count}: the frame cannot be used: {error}"
+            return trace
+        try:
+            step = agent.observe(frame)
+        except Exception as error:
+            trace.failure_reason = f"agent error at step {step_count}: {error!r}"
+            return trace
+        if step.stopped:
+            _report(on_step, frame, trace.add(step, MoveOutcome.DECIDED))
+            return trace
+        if step.move is None:
+            trace.failure_reason = f"agent error at step {step_count}: neither an answer nor a move"
+            return trace
+        direction = step.move.direction
+        try:
+            report = port.move(direction)
+        except MoveFailed as error:
+            trace.failure_reason = f"step {step_count}: move {direction!r} failed: {error}"
+            return trace
+        _report(on_step, frame, trace.add(step, report.outcome, report.trap_view))
+        if report.outcome is MoveOutcome.REJECTED:
+            trace.failure_reason = f"step {step_count}: the move server refused: {report.message}"
+            return trace
+        navigation_failed = report.outcome.navigation_failed
+        if report.frame_stamp is not None:
+            stamp = report.frame_stamp
+        if report.sector is not None:
+            sector = report.sector
+    trace.failure_reason = f"the step budget of {budget} ran out without a decision"
+    return trace
+
+
+def _report(on_step: StepHook[StepT] | None, frame: ViewFrame, entry: TraceEntry[StepT]) -> None:
+    if on_step is not None:
+        on_step(frame, entry)

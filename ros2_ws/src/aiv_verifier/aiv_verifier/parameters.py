@@ -1,0 +1,85 @@
+"""The ``verifier`` node's parameters: agent/backend knobs, goal limits, wiring and frame QoS, in one table.
+
+ROS-free, so ``aiv-eval`` checks a params file against exactly what the node declares. The agent and backend
+knobs come from their dataclasses (:func:`~aiv_verifier.config_schema.config_parameter_specs`); the rest is
+listed here. Cross-parameter rules live in :func:`check_verifier_values`, used by the node and ``aiv-eval``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from aiv_common.parameter_spec import ParameterError, ParameterSpec
+from aiv_common.qos import LATCHED_FRAME, qos_parameter_specs, qos_settings_from
+
+from .config_schema import config_parameter_specs
+
+#: Prefix of the camera frames' QoS parameters.
+FRAME_QOS = "frame_qos"
+
+GOAL_PARAMETERS: tuple[ParameterSpec, ...] = (
+    ParameterSpec("default_step_budget", 6, "step budget of a goal that asks for 0", minimum=1),
+    ParameterSpec("max_step_budget", 24, "larger step budgets are refused as absurd", minimum=1),
+    ParameterSpec("max_descriptions", 10, "most descriptions one goal may carry", minimum=1),
+    ParameterSpec("max_description_chars", 20000, "longest accepted description, in characters", minimum=1),
+)
+
+WIRING_PARAMETERS: tuple[ParameterSpec, ...] = (
+    ParameterSpec("image_topic", "camera/image_raw", "camera images (any 8-bit colour or mono encoding)"),
+    ParameterSpec(
+        "ground_truth_topic",
+        "sim/ground_truth_view",
+        "GroundTruthView topic, subscribed only when GT boxes or an oracle verifier are configured",
+    ),
+    ParameterSpec(
+        "detections_topic", "detections", "Detection2DArray topic (agent.bbox_mode detections only)"
+    ),
+    ParameterSpec("verdict_topic", "verifier/verdict", "every Verdict is also published here"),
+    ParameterSpec(
+        "debug_image_topic", "verifier/debug_image", "view + box, crop and attribute table per step"
+    ),
+    ParameterSpec("publish_debug_image", True, "draw the debug image (only while someone subscribes)"),
+    ParameterSpec("move_action", "move_to_sector", "MoveToSector action the verifier calls to move"),
+    ParameterSpec("verify_action", "verify_instance", "VerifyInstance action this node serves"),
+    ParameterSpec(
+        "move_timeout_s",
+        10.0,
+        "seconds a move may take before the request fails",
+        minimum=0.0,
+        exclusive_minimum=True,
+    ),
+    ParameterSpec(
+        "move_server_wait_s", 5.0, "seconds to wait for the MoveToSector server to appear", minimum=0.0
+    ),
+    ParameterSpec(
+        "frame_timeout_s",
+        5.0,
+        "seconds to wait for the frame a move result names",
+        minimum=0.0,
+        exclusive_minimum=True,
+    ),
+    ParameterSpec("frame_cache_size", 16, "frames kept by stamp while a request waits for one", minimum=1),
+)
+
+
+@functools.cache
+def verifier_parameters() -> tuple[ParameterSpec, ...]:
+    """The whole table. Built on first use: the agent knobs import the backends that define them."""
+    return (
+        *config_parameter_specs(),
+        *GOAL_PARAMETERS,
+        *WIRING_PARAMETERS,
+        *qos_parameter_specs(FRAME_QOS, LATCHED_FRAME),
+    )
+
+
+def check_verifier_values(values: Mapping[str, Any]) -> None:
+    """Rules between parameters (each value is already checked on its own); ParameterError names the rule."""
+    default_budget, max_budget = values["default_step_budget"], values["max_step_budget"]
+    if default_budget > max_budget:
+        raise ParameterError(
+            f"parameter 'default_step_budget' = {default_budget}; expected at most max_step_budget ({max_budget})"
+        )
+    qos_settings_from(values, FRAME_QOS)

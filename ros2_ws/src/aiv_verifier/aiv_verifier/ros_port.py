@@ -1,0 +1,173 @@
+"""The episode port over ROS: frames from the camera topics, moves through a MoveToSector server.
+
+Built per VerifyInstance request by the verifier node from its long-lived pieces (the :class:`FrameCache` its
+topic callbacks fill, its MoveToSector client) and the request's goal handle, and handed to the one episode
+loop (:func:`aiv_verifier.agent.loop.run_episode`). Everything ROS-specific about an episode lives here: which
+frame belongs to a move (the stamp its result names), how the ground-truth channel becomes the agent's
+privileged inputs, bounded waits on a move server that may have died, and per-step feedback on the goal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiv_common.action_waits import ServerLostError, action_server_watch, send_goal_confirmed
+from aiv_common.move_outcomes import outcome_from_code
+from aiv_common.stamps import nanoseconds_to_stamp, stamp_to_nanoseconds
+from aiv_interfaces.action import MoveToSector, VerifyInstance
+from aiv_interfaces.msg import StepReport
+from rclpy.action import ActionClient
+from rclpy.node import Node
+
+from .agent.port import FrameRequest, FrameUnavailable, FrameUnusable, MoveFailed, MoveReport
+from .agent.session import AgentStep, ViewFrame
+from .agent.trace import TraceEntry
+from .frame_cache import FrameCache, FrameEntry, FrameTimeout
+from .ros_messages import (
+    geometry_from_ground_truth,
+    gt_box_from_ground_truth,
+    privileged_from_ground_truth,
+    step_report,
+)
+
+
+def view_frame(entry: FrameEntry, request: FrameRequest) -> ViewFrame:
+    """The agent's input from a cached frame. With the ground-truth channel the sector, image key and the
+    privileged fields come from it; without, the loop's bookkeeping supplies the sector and the stamp is the
+    image key (a repeated view after a refused move keeps its stamp, so it is recognised as a duplicate).
+
+    Raises :class:`FrameUnusable` for a frame whose image could not be decoded.
+    """
+    image = entry.image
+    if image is None:
+        raise FrameUnusable(entry.image_error)
+    ground_truth = entry.ground_truth
+    if ground_truth is None:
+        return ViewFrame(
+            image=image,
+            step_count=request.step_count,
+            current_sector=request.sector,
+            navigation_failed=request.navigation_failed,
+            image_key=entry.stamp_ns,
+            detections=tuple(entry.detections or ()),
+        )
+    return ViewFrame(
+        image=image,
+        step_count=request.step_count,
+        current_sector=int(ground_truth.sector),
+        navigation_failed=request.navigation_failed,
+        image_key=ground_truth.capture_tag,
+        capture_tag=ground_truth.capture_tag,
+        gt_box=gt_box_from_ground_truth(ground_truth),
+        detections=tuple(entry.detections or ()),
+        target_visible=bool(ground_truth.mask_meets_threshold),
+        privileged=privileged_from_ground_truth(ground_truth),
+        geometry=geometry_from_ground_truth(ground_truth),
+    )
+
+
+@dataclass(frozen=True)
+class FrameSource:
+    """Frames the node's topic callbacks collect, and what a frame must carry before the agent may see it."""
+
+    cache: FrameCache
+    timeout_s: float
+    need_ground_truth: bool = False
+    need_detections: bool = False
+
+    def wait(self, stamp_ns: int | None) -> FrameEntry:
+        """The complete entry for ``stamp_ns`` (None: the newest); :class:`FrameUnavailable` if none comes."""
+        try:
+            entry = self.cache.wait(
+                stamp_ns,
+                self.timeout_s,
+                need_ground_truth=self.need_ground_truth,
+                need_detections=self.need_detections,
+            )
+        except FrameTimeout as error:
+            raise FrameUnavailable(str(error)) from error
+        return entry
+
+
+@dataclass(frozen=True)
+class MoveChannel:
+    """A MoveToSector client with bounded waits. ``node`` is the client's node: it watches the server's
+    presence in the graph, so a server that crashes mid-move fails the request at once, not at the timeout."""
+
+    node: Node
+    client: ActionClient
+    action_name: str
+    server_wait_s: float
+    timeout_s: float
+
+    def request(self, direction: str) -> Any:
+        """The MoveToSector result of one move; raises :class:`MoveFailed` saying why there is none."""
+        if not self.client.wait_for_server(timeout_sec=self.server_wait_s):
+            raise MoveFailed(f"no MoveToSector server within {self.server_wait_s:.1f} s")
+        server_alive = action_server_watch(self.node, self.action_name)
+        try:
+            sent = send_goal_confirmed(
+                self.client,
+                MoveToSector.Goal(direction=direction),
+                timeout_s=self.timeout_s,
+                alive=server_alive,
+                what="the move server",
+            )
+            if sent is None:
+                raise MoveFailed(f"the move goal was not acknowledged within {self.timeout_s:.1f} s")
+            if not sent.accepted:
+                raise MoveFailed("the move goal was rejected by the server")
+            response = sent.result(self.timeout_s, server_alive, "the move server")
+            if response is None:
+                raise MoveFailed(f"no move result within {self.timeout_s:.1f} s")
+        except ServerLostError as error:
+            raise MoveFailed(str(error)) from error
+        return response.result
+
+
+class RosEpisodePort:
+    """One VerifyInstance request's port. ``report_step`` is the loop's step hook: it publishes the step as
+    goal feedback (and, through ``publish_debug``, as a debug image) and keeps it for the Verdict's
+    transcript in ``reports``."""
+
+    def __init__(
+        self,
+        frames: FrameSource,
+        moves: MoveChannel,
+        goal_handle: Any,
+        publish_debug: Callable[[ViewFrame, AgentStep], None] | None = None,
+    ) -> None:
+        self.frames = frames
+        self.moves = moves
+        self.goal_handle = goal_handle
+        self.publish_debug = publish_debug
+        self.reports: list[StepReport] = []
+        self._image_stamp: Any = None  # header stamp of the frame the agent saw last
+
+    def frame(self, request: FrameRequest) -> ViewFrame:
+        entry = self.frames.wait(request.stamp)
+        frame = view_frame(entry, request)
+        self._image_stamp = nanoseconds_to_stamp(entry.stamp_ns)
+        return frame
+
+    def move(self, direction: str) -> MoveReport:
+        result = self.moves.request(direction)
+        return MoveReport(
+            outcome=outcome_from_code(result.outcome),
+            trap_view=bool(result.trap_view),
+            sector=int(result.sector) if result.sector >= 0 else None,
+            frame_stamp=stamp_to_nanoseconds(result.frame_stamp) or None,
+            message=result.message,
+        )
+
+    def cancelled(self) -> bool:
+        return bool(self.goal_handle.is_cancel_requested)
+
+    def report_step(self, frame: ViewFrame, entry: TraceEntry[AgentStep]) -> None:
+        if self.publish_debug is not None:
+            self.publish_debug(frame, entry.step)
+        report = step_report(entry.step, self._image_stamp, entry.move_result, entry.trap_view)
+        self.reports.append(report)
+        self.goal_handle.publish_feedback(VerifyInstance.Feedback(step=report))

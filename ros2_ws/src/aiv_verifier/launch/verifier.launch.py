@@ -1,0 +1,62 @@
+"""The verifier alone, for a robot: it serves VerifyInstance and asks a MoveToSector server to move the camera.
+
+    ros2 launch aiv_verifier verifier.launch.py
+    ros2 launch aiv_verifier verifier.launch.py namespace:=arm_cam params_file:=/path/to/robot_verifier.yaml \
+        image:=/camera/color/image_raw detections:=/detector/detections move_action:=/base/move_to_sector
+
+Parameters come from ``params_file`` (default: the installed ``config/verifier.yaml``; its keys are written as
+``/**/verifier`` so they apply under any namespace). The camera and detection topics are remapped by launch
+arguments, and so is the MoveToSector client; the VerifyInstance server's name is the ``verify_action`` parameter
+(in the params file), because the goal server runs on a companion node (``verifier_goals``) that takes no
+command-line remappings. Nothing here needs the simulator, the synthetic generator or the evaluation packages.
+"""
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.substitutions import FindPackageShare
+
+
+def generate_launch_description() -> LaunchDescription:
+    arguments = [
+        DeclareLaunchArgument("namespace", default_value="", description="namespace of the verifier node"),
+        DeclareLaunchArgument(
+            "params_file",
+            default_value=PathJoinSubstitution([FindPackageShare("aiv_verifier"), "config", "verifier.yaml"]),
+            description="params YAML with a /**/verifier section",
+        ),
+        DeclareLaunchArgument("image", default_value="camera/image_raw", description="camera image topic"),
+        DeclareLaunchArgument(
+            "detections",
+            default_value="detections",
+            description="Detection2DArray topic (bbox_mode detections)",
+        ),
+        DeclareLaunchArgument(
+            "ground_truth",
+            default_value="sim/ground_truth_view",
+            description="privileged GT topic (sim only)",
+        ),
+        DeclareLaunchArgument(
+            "move_action", default_value="move_to_sector", description="MoveToSector action the robot serves"
+        ),
+        DeclareLaunchArgument("use_sim_time", default_value="false", description="use /clock (bag replay)"),
+    ]
+    verifier = Node(
+        package="aiv_verifier",
+        executable="verifier",
+        name="verifier",
+        namespace=LaunchConfiguration("namespace"),
+        output="screen",
+        parameters=[
+            LaunchConfiguration("params_file"),
+            {"use_sim_time": LaunchConfiguration("use_sim_time")},
+        ],
+        remappings=[
+            ("camera/image_raw", LaunchConfiguration("image")),
+            ("detections", LaunchConfiguration("detections")),
+            ("sim/ground_truth_view", LaunchConfiguration("ground_truth")),
+            ("move_to_sector", LaunchConfiguration("move_action")),
+        ],
+    )
+    return LaunchDescription([*arguments, verifier])
