@@ -15,9 +15,9 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from .appearance import colour_rgb
 from .objects import CATALOGUE
 from .objects.model import NONE, AttrDef, CategorySpec, Recipe, decal_colour, pattern_colour
-from .vocabulary import colour_rgb
 
 #: Minimum RGB distance between a pattern/decal colour and the surface it sits on.
 MIN_CONTRAST = 0.4

@@ -12,8 +12,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 
+from .appearance import COLOUR_SLANG, LOGO_SHAPES, PATTERN_NOUNS, article
 from .objects.model import NONE, AttrDef, CategorySpec, Recipe, parse_decal, parse_pattern
-from .vocabulary import COLOUR_SLANG, LOGO_SHAPES, PATTERN_NOUNS, article
 
 _COUNT_WORDS = {"2": "two", "3": "three", "4": "four"}
 _MATERIAL_WORDS = {"hardcover": "hardcover", "paper": "paperback", "glossy plastic": "glossy"}

@@ -33,6 +33,7 @@ from aiv_common.parameters import declare_parameter_table, init_or_report
 from aiv_common.qos import qos_settings_from
 from aiv_common.stamps import stamp_to_nanoseconds
 from aiv_dataset.query_rules import description_problem
+from aiv_dataset.vocabulary import SECTOR_COUNT
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import Detection2DArray, GroundTruthView, Verdict
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -71,8 +72,8 @@ def goal_problem(goal: VerifyInstance.Goal, limits: GoalLimits) -> str | None:
         return problem
     if goal.step_budget > limits.max_step_budget:
         return f"step_budget {goal.step_budget} is absurd; this node allows at most {limits.max_step_budget}"
-    if not -1 <= goal.start_sector <= 5:
-        return f"start_sector {goal.start_sector} is outside -1..5"
+    if not -1 <= goal.start_sector < SECTOR_COUNT:
+        return f"start_sector {goal.start_sector} is outside -1..{SECTOR_COUNT - 1}"
     return None
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 
+from ..appearance import PHRASES, colour_rgb
 from ..materials import Surface
 from ..renderer import BOX, CYLINDER, ELLIPSOID, FACE_NZ, FACE_PY, FACE_PZ, FACE_SIDE, TUBE, rot_x, rot_y
-from ..vocabulary import PHRASES, colour_rgb
 from .model import (
     COLOUR_VALUES,
     METAL_VALUES,

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..appearance import COLOURS, LOGO_SHAPES, METALS, WORDS, colour_rgb
 from ..decals import logo_bitmap, text_aspect, text_bitmap
 from ..materials import RGB, Decal, Surface
 from ..renderer import Primitive
-from ..vocabulary import COLOURS, LOGO_SHAPES, METALS, WORDS, colour_rgb
 
 #: Attribute types (the names the benchmark's attribute extractor uses).
 ATTRIBUTE_TYPES = ("color", "pattern", "logo_text", "material", "count", "shape")

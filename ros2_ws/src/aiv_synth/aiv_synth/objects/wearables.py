@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 
+from ..appearance import LENS_TINTS, colour_rgb
 from ..decals import dial_bitmap
 from ..materials import Decal, Surface
 from ..renderer import BOX, CYLINDER, ELLIPSOID, FACE_PY, FACE_SIDE, TUBE, rot_x, rot_z
-from ..vocabulary import LENS_TINTS, colour_rgb
 from .model import (
     COLOUR_VALUES,
     METAL_VALUES,
