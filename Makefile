@@ -29,8 +29,8 @@ bench: setup  ## ROS path vs in-process path on the first 48 val pairs: time per
 test: setup lint  ## lint, then every test (unit, ROS integration with real DDS, end to end)
 	@$(RUN) AIV_REQUIRE_ROS=1 python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
-lint: setup  ## ruff check + format check
-	@$(RUN) ruff check . && ruff format --check .
+lint: setup  ## ruff check + format check + mypy (pyproject.toml [tool.mypy])
+	@$(RUN) ruff check . && ruff format --check . && mypy
 
 format: setup  ## apply ruff's fixes and formatting
 	@$(RUN) ruff check --fix . && ruff format .

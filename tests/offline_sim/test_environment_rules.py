@@ -158,8 +158,30 @@ def test_seed_plus_index_policy_uses_legacy_randomstate_of_42_plus_i(make_env, n
         assert obs.current_sector == int(np.random.RandomState(42 + index).choice(list(range(n_valid))))
 
 
+@pytest.mark.parametrize("n_valid", range(1, 7))
+def test_seed_plus_slice_index_policy_counts_from_the_slice_start(make_env, n_valid):
+    # One reference evaluate.py over +start_idx=2 loads records 2.. as its list: record 2 is its i = 0.
+    visible = RAW_SECTORS[:n_valid]
+    spec = EpisodeSpec(views=ring(traps=set(RAW_SECTORS) - set(visible)))
+    env, _ = make_env(spec, copies=5, seed_policy="seed_plus_slice_index")
+    whole, _ = make_env(spec, copies=5, seed_policy="seed_plus_index")
+    for index in range(2, 5):
+        obs = env.reset(index, slice_start=2)
+        assert obs.episode_seed == 42 + index - 2
+        assert obs.current_sector == GOLDEN_START[42 + index - 2][n_valid - 1]
+        assert obs.current_sector == whole.reset(index - 2).current_sector  # = the whole index from 0
+    assert env.reset(3).episode_seed == 45  # slice start 0: the same as seed_plus_index
+    assert whole.reset(3, slice_start=2).episode_seed == 45  # the other policies ignore the slice
+
+
+def test_seed_plus_slice_index_refuses_an_episode_before_the_slice(make_env):
+    env, _ = make_env(copies=3, seed_policy="seed_plus_slice_index")
+    with pytest.raises(ValueError, match="outside a slice starting at 2"):
+        env.reset(1, slice_start=2)
+
+
 def test_seed_policies_are_named_and_validated(make_env):
-    assert SEED_POLICIES == ("per_episode_fixed", "seed_plus_index")
+    assert SEED_POLICIES == ("per_episode_fixed", "seed_plus_index", "seed_plus_slice_index")
     with pytest.raises(ValueError, match="seed_policy"):
         make_env(seed_policy="random")
 

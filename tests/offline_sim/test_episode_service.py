@@ -57,6 +57,50 @@ def test_bad_start_requests_name_the_problem(service):
         service.start(key="x/y/z")
 
 
+BAD_QUERIES = {
+    "blank_q": ["", "   ", "\t\n"],
+    "nul_q": ["a red mug", "a red\x00 mug with a white handle", "mug"],
+    "long_q": ["a red mug " * 10_000, "a red mug", "mug"],
+}
+
+
+def _service_with_queries(tmp_path, *, seed_policy: str = "per_episode_fixed") -> EpisodeService:
+    data = TinyDataset(tmp_path)
+    episode = data.add_episode(EpisodeSpec())
+    records = [data.pair(episode)] + [
+        data.pair(episode, query_object_id=object_id, query_category="mug") for object_id in BAD_QUERIES
+    ]
+    data.write_descriptions(texts=BAD_QUERIES)
+    index = data.write_index("pv_index_test.jsonl", records)
+    dataset = PInVerifyDataset(tmp_path)
+    env = PInVerifyEnv(dataset.read_pair_index(index), dataset, seed_policy=seed_policy)
+    return EpisodeService(env, dataset.load_descriptions())
+
+
+def test_queries_that_cannot_cross_ros_or_be_verified_are_refused_before_anything_is_published(tmp_path):
+    service = _service_with_queries(tmp_path)
+    with pytest.raises(EpisodeRequestError, match="no descriptions: give at least one non-empty") as blank:
+        service.start(index=1)
+    assert service.keys[1] in str(blank.value)
+    with pytest.raises(EpisodeRequestError, match=r"description 2 contains a NUL character \(at offset 5\)"):
+        service.start(index=2)
+    assert not service.env.started  # nothing was loaded, so nothing is published
+    # Length and count limits are the verifier's parameters: the simulator hands the long query out.
+    assert len(service.start(index=3).descriptions[0]) == 100_000
+    assert service.start(index=0).descriptions == tuple(TinyDataset.descriptions_of("mug_a", "mug"))
+
+
+def test_slice_start_reaches_the_seed_of_the_slice_index_policy(tmp_path):
+    service = _service_with_queries(tmp_path, seed_policy="seed_plus_slice_index")
+    assert service.start(index=3, slice_start=3).observation.episode_seed == 42
+    assert service.start(index=3, slice_start=1).observation.episode_seed == 44
+    assert service.start(index=3).observation.episode_seed == 45
+    with pytest.raises(EpisodeRequestError, match="index 0 lies before slice_start 3"):
+        service.start(index=0, slice_start=3)
+    with pytest.raises(EpisodeRequestError, match="slice_start -1 is negative"):
+        service.start(index=0, slice_start=-1)
+
+
 def test_images_are_decoded_once_per_capture(service):
     start = service.start(index=0)
     first = service.image_of(start.observation)

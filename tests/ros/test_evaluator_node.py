@@ -5,7 +5,9 @@
   infrastructure failure and retried, and the run ends with every episode answered exactly once and the
   metrics of an uninterrupted run;
 - a killed evaluator loses nothing: running again resumes where it stopped;
-- bad parameters, a run dir of another configuration and absent servers end the evaluator with a clear message.
+- bad parameters, a run dir of another configuration and absent servers end the evaluator with a clear message;
+- queries the rules refuse (too long for the verifier, no visible text, a NUL that ROS would cut off) and the
+  ``seed_plus_slice_index`` seed policy give the same records in both modes.
 """
 
 from __future__ import annotations
@@ -17,13 +19,16 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from aiv_dataset.layout import PInVerifyDataset
 from aiv_eval.in_process import run_in_process
 from aiv_eval.ros_mode import ManagedNode, RosEvaluation, executable_path
 from aiv_eval.spec import EvalSpec
 from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import StepReport
+from aiv_offline_sim.environment import PInVerifyEnv
 from support.eval_specs import oracle_veto_spec
 from support.ros_harness import wait_until
+from support.tiny_dataset import EpisodeSpec, TinyDataset
 
 ORACLE = ()
 CLASSICAL_DEFAULT = ("verifier.verifier.backend=classical", "verifier.agent.fusion=attr_majority")
@@ -206,3 +211,71 @@ def test_evaluator_without_servers_and_with_bad_parameters_exits_with_a_reason(t
     bad.start()
     assert bad.wait(60.0) == 2
     assert "slice_end 2 is before slice_start 5" in (tmp_path / "bad.log").read_text()
+
+
+#: Queries of one hand-written episode: each breaks one rule (aiv_dataset.query_rules), after one valid query.
+BAD_QUERIES = {
+    "long_q": ["a red mug " * 10_000, "a red mug", "mug"],  # 100,000 characters; the verifier allows 20,000
+    "blank_q": ["", "   ", "\t\n"],
+    "nul_q": ["a red mug", "a red\x00 mug with a white handle", "mug"],  # ROS would deliver "a red"
+}
+
+
+def test_queries_the_rules_refuse_are_recorded_identically_in_both_modes(tmp_path: Path) -> None:
+    data = TinyDataset(tmp_path / "tiny")
+    episode = data.add_episode(EpisodeSpec())
+    pairs = [data.pair(episode)]
+    pairs += [data.pair(episode, query_object_id=query, query_category="mug") for query in BAD_QUERIES]
+    data.write_descriptions(texts=BAD_QUERIES)
+    data.write_index("pv_index_all.jsonl", pairs)
+    overrides = (*CLASSICAL_DEFAULT, "evaluator.save_crops=false")
+    evaluation = _ros(_spec(tmp_path, data.root, "ros", *overrides), tmp_path)
+    result = evaluation.run()
+    assert result.evaluator_exit_code == 1, _log(evaluation, tmp_path)  # 1: infrastructure failures left
+    assert result.restarts == {"offline_sim": 0, "verifier": 0, "evaluator": 0}
+    in_process = run_in_process(_spec(tmp_path, data.root, "inprocess", *overrides))
+    assert not in_process.complete
+
+    ros_bytes = (result.run_dir / "results.jsonl").read_bytes()
+    assert ros_bytes == (in_process.run_dir / "results.jsonl").read_bytes()
+    assert _metrics(result.run_dir) == _metrics(in_process.run_dir)
+    records = _lines(result.run_dir)
+    assert [r["status"] for r in records] == ["ok"] + ["infra_failure"] * 6  # two attempts per refused query
+    reasons = {r["object_id"]: r["failure_reason"] for r in records if r["status"] != "ok"}
+    assert reasons["long_q"] == (
+        "the verifier failed (rejected): a description has 100000 characters; at most 20000 are accepted"
+    )
+    assert reasons["blank_q"].startswith("the simulator refused the episode: the query of pair ")
+    assert reasons["blank_q"].endswith(
+        "cannot be served: no descriptions: give at least one non-empty description of the object"
+    )
+    assert reasons["nul_q"].endswith("description 2 contains a NUL character (at offset 5)")
+    by_query = {r["object_id"]: r["query_descriptions"] for r in records}
+    assert by_query["long_q"] == BAD_QUERIES["long_q"]  # what was sent, whole
+    assert by_query["blank_q"] == by_query["nul_q"] == []  # never handed out
+
+
+def test_seed_plus_slice_index_seeds_by_the_position_in_the_slice_in_both_modes(
+    tmp_path: Path, micro_root: Path
+) -> None:
+    sliced = ("evaluator.slice_start=5", "evaluator.slice_end=9", "evaluator.save_crops=false")
+    policy = "offline_sim.seed_policy=seed_plus_slice_index"
+    evaluation = _ros(_spec(tmp_path, micro_root, "ros", policy, *sliced), tmp_path)
+    result = evaluation.run()
+    assert result.evaluator_exit_code == 0, _log(evaluation, tmp_path)
+    in_process = run_in_process(_spec(tmp_path, micro_root, "inprocess", policy, *sliced))
+    assert (result.run_dir / "results.jsonl").read_bytes() == (
+        in_process.run_dir / "results.jsonl"
+    ).read_bytes()
+
+    # The reference: one process over the slice loads records 5..8 as its list and seeds record k with 42 + k.
+    dataset = PInVerifyDataset(str(micro_root))
+    reference = PInVerifyEnv(
+        dataset.read_pair_index("val/pv_index_all.jsonl")[5:9], dataset, seed_policy="seed_plus_index"
+    )
+    starts = [record["transcript"][0]["sector"] for record in _lines(result.run_dir)]
+    assert starts == [reference.reset(k).current_sector for k in range(4)]
+    whole = run_in_process(
+        _spec(tmp_path, micro_root, "whole", "offline_sim.seed_policy=seed_plus_index", *sliced)
+    )
+    assert starts != [record["transcript"][0]["sector"] for record in _lines(whole.run_dir)]

@@ -35,6 +35,7 @@ def test_documented_constants():
     assert MoveToSector.Goal.DIRECTION_FRONT_RIGHT == "front-right"
     assert MoveToSector.Result.OUTCOME_ALREADY_VISITED == 3
     assert StartEpisode.Request().index == -1  # default: load by key
+    assert StartEpisode.Request().slice_start == 0  # default: the slice is the whole index
 
 
 @pytest.mark.parametrize(

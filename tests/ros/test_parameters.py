@@ -70,7 +70,8 @@ def _params_file(tmp_path: Path, text: str) -> Path:
         (
             "offline_sim",
             ["-p", "seed_policy:=per_episode"],
-            "offline_sim: parameter 'seed_policy' = 'per_episode'; expected one of per_episode_fixed, seed_plus_index",
+            "offline_sim: parameter 'seed_policy' = 'per_episode'; expected one of per_episode_fixed, "
+            "seed_plus_index, seed_plus_slice_index",
         ),
         (
             "offline_sim",

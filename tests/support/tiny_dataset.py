@@ -347,13 +347,20 @@ class TinyDataset:
             f"{category} ({object_id})",
         ]
 
-    def write_descriptions(self, objects: Mapping[str, str] | None = None) -> tuple[Path, Path]:
-        """Write both description files (plain and with-category) for ``objects`` (default: all seen)."""
+    def write_descriptions(
+        self, objects: Mapping[str, str] | None = None, texts: Mapping[str, Sequence[str]] | None = None
+    ) -> tuple[Path, Path]:
+        """Write both description files (plain and with-category) for ``objects`` (default: all seen);
+        ``texts`` replaces the usual three descriptions of the objects it names (e.g. with bad queries)."""
         objects = dict(self.objects if objects is None else objects)
-        plain = {oid: self.descriptions_of(oid, cat) for oid, cat in objects.items()}
+        chosen = dict(texts or {})
+
+        def of(oid: str, cat: str) -> list[str]:
+            return list(chosen[oid]) if oid in chosen else self.descriptions_of(oid, cat)
+
+        plain = {oid: of(oid, cat) for oid, cat in objects.items()}
         with_cat = {
-            oid: {"object_category": cat, "descriptions": self.descriptions_of(oid, cat)}
-            for oid, cat in objects.items()
+            oid: {"object_category": cat, "descriptions": of(oid, cat)} for oid, cat in objects.items()
         }
         p1 = self.root / "object_descriptions.json"
         p2 = self.root / "object_descriptions_with_category.json"

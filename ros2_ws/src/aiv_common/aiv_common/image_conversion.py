@@ -127,7 +127,7 @@ def numpy_to_imgmsg(image: np.ndarray, encoding: str, header: Any = None) -> Any
     msg.is_bigendian = _HOST_IS_BIG_ENDIAN if layout.dtype.itemsize > 1 else False
     msg.step = msg.width * layout.bytes_per_pixel
     data = array.array("B")
-    data.frombytes(memoryview(image).cast("B"))
+    data.frombytes(image.data.cast("B"))
     msg.data = data
     return msg
 

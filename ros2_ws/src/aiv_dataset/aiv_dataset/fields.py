@@ -12,11 +12,12 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from .errors import DatasetError
 
 T = TypeVar("T")
+D = TypeVar("D")
 
 _MISSING: Any = object()
 
@@ -142,6 +143,18 @@ def required(obj: Mapping[str, Any], key: str, where: Where, convert: Callable[[
     if value is None:
         raise where.at(key).error("required field is null")
     return convert(value, where.at(key))
+
+
+@overload
+def optional(
+    obj: Mapping[str, Any], key: str, where: Where, convert: Callable[[Any, Where], T], default: None = None
+) -> T | None: ...
+
+
+@overload
+def optional(
+    obj: Mapping[str, Any], key: str, where: Where, convert: Callable[[Any, Where], T], default: D
+) -> T | D: ...
 
 
 def optional(

@@ -64,7 +64,8 @@ def to_rgb_array(img: Image.Image) -> np.ndarray:
 def to_mask_array(img: Image.Image) -> np.ndarray:
     """H x W uint8; 16/32-bit masks are clipped to 0..255 instead of being rescaled (non-zero = object)."""
     if img.mode in ("I", "I;16", "I;16B", "I;16L", "F"):
-        return np.clip(np.asarray(img), 0, 255).astype(np.uint8)
+        clipped: np.ndarray = np.clip(np.asarray(img), 0, 255)
+        return clipped.astype(np.uint8)
     return np.asarray(img.convert("L"), dtype=np.uint8).copy()
 
 

@@ -201,6 +201,16 @@ def _range(value: Any, where: Where) -> tuple[float, float]:
     return (lo, hi)
 
 
+def _vec3(value: Any, where: Where) -> tuple[float, float, float]:
+    x, y, z = as_vector(value, where, 3)
+    return (x, y, z)
+
+
+def _vec4(value: Any, where: Where) -> tuple[float, float, float, float]:
+    w, x, y, z = as_vector(value, where, 4)
+    return (w, x, y, z)
+
+
 def parse_viewpoint(data: Any, where: Where, *, list_position: int, generation: str) -> Viewpoint:
     """Validate one viewpoint/capture record.
 
@@ -241,8 +251,8 @@ def parse_viewpoint(data: Any, where: Where, *, list_position: int, generation: 
             f"value {range_label!r} disagrees with the view type {view_type!r}"
         )
 
-    position = optional(obj, "camera_position", where, lambda v, w: as_vector(v, w, 3))
-    rotation = optional(obj, "camera_rotation_quat_wxyz", where, lambda v, w: as_vector(v, w, 4))
+    position = optional(obj, "camera_position", where, _vec3)
+    rotation = optional(obj, "camera_rotation_quat_wxyz", where, _vec4)
     return Viewpoint(
         list_position=list_position,
         tag=tag,
@@ -252,8 +262,8 @@ def parse_viewpoint(data: Any, where: Where, *, list_position: int, generation: 
         mask_meets_threshold=optional(obj, "mask_meets_threshold", where, as_bool, flag_default),
         rgb=rgb,
         mask_path=optional(obj, "mask_raw_path", where, _relative_path),
-        camera_position=position,  # type: ignore[arg-type]
-        camera_rotation_wxyz=rotation,  # type: ignore[arg-type]
+        camera_position=position,
+        camera_rotation_wxyz=rotation,
         mask_bbox_xyxy=optional(obj, "mask_bbox_xyxy", where, _bbox),
         mask_area_px=optional(obj, "mask_area_px", where, lambda v, w: as_int(v, w, minimum=0)),
         mask_area_fraction=optional(obj, "mask_area_fraction", where, as_number),
@@ -311,7 +321,7 @@ def parse_meta(data: Any, source: str | Path) -> EpisodeMeta:
     captures = optional(obj, "captures", where, lambda v, w: parse_view_list(v, w, generation="v1"))
     if viewpoints is None and captures is None:
         raise where.at("viewpoints").error("missing required field (v1 files may use 'captures' instead)")
-    goal = optional(obj, "goal_position_nominal", where, lambda v, w: as_vector(v, w, 3))
+    goal = optional(obj, "goal_position_nominal", where, _vec3)
     return EpisodeMeta(
         source=str(source),
         scene_key=required(obj, "scene_key", where, as_str),
@@ -319,7 +329,7 @@ def parse_meta(data: Any, source: str | Path) -> EpisodeMeta:
         object_id=required(obj, "object_id", where, as_id),
         object_category=required(obj, "object_category", where, as_str),
         scene_id=optional(obj, "scene_id", where, as_str),
-        goal_position=goal,  # type: ignore[arg-type]
+        goal_position=goal,
         camera_intrinsics=optional(obj, "camera_intrinsics", where, _intrinsics),
         category_mask_threshold=optional(obj, "category_mask_threshold", where, as_number),
         viewpoints=viewpoints,

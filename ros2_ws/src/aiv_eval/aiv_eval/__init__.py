@@ -23,6 +23,8 @@ Evaluator integration (what a runner calls)::
     write_report([run_dir])
 """
 
+from typing import TYPE_CHECKING
+
 from .compare import compare_runs, format_comparison_markdown, format_runs_table_markdown, runs_table_rows
 from .metrics import compute_metrics, metrics_for_run, write_metrics
 from .progress import ProgressBar, format_duration
@@ -57,12 +59,15 @@ from .statistics import (
     wilson_interval,
 )
 
+if TYPE_CHECKING:
+    from .report import write_report
+else:
 
-def write_report(*args, **kwargs):  # type: ignore[no-untyped-def]
-    """Lazy alias of :func:`aiv_eval.report.write_report` (keeps this import light)."""
-    from .report import write_report as _write_report
+    def write_report(*args, **kwargs):
+        """Lazy alias of :func:`aiv_eval.report.write_report` (keeps this import light)."""
+        from .report import write_report as _write_report
 
-    return _write_report(*args, **kwargs)
+        return _write_report(*args, **kwargs)
 
 
 __all__ = [

@@ -110,7 +110,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of bootstrap/sampling (default 0)")
 
 
-def add_analysis_subcommands(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_analysis_subcommands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``metrics``, ``compare``, ``table`` and ``report`` to an argparse subparsers object."""
     p = subparsers.add_parser("metrics", help="(re)compute RUN_DIR/metrics.json from results.jsonl")
     p.add_argument("run_dir")

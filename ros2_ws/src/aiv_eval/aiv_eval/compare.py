@@ -7,7 +7,7 @@ infra failure in either, are dropped and counted. Differences are B − A.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aiv_dataset.constants import PAIR_TYPES
@@ -164,7 +164,7 @@ def runs_table_rows(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
-    metrics: Sequence[dict[str, Any]] | None = None,
+    metrics: Sequence[Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """One summary row per run (computed from the records; pass ``metrics`` to reuse computed ones)."""
     rows = []

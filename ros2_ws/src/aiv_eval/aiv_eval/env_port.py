@@ -52,16 +52,17 @@ def frame_from_observation(observation: Observation) -> ViewFrame:
 
 
 class EnvPort:
-    """Episode ``index`` of ``env`` as a port; constructing it resets the environment to that episode.
+    """Episode ``index`` of ``env`` as a port; constructing it resets the environment to that episode
+    (``slice_start``: the first index of the evaluated slice, as the ROS evaluator sends it with StartEpisode).
 
     The environment's current observation is the only frame there is, so the request's stamp is not needed;
     the observation itself says the step, sector and whether the last move failed. A dataset error while
     loading an image is not a port failure: it propagates, and the evaluator records it as one.
     """
 
-    def __init__(self, env: PInVerifyEnv, index: int) -> None:
+    def __init__(self, env: PInVerifyEnv, index: int, slice_start: int = 0) -> None:
         self.env = env
-        self.observation = env.reset(index)
+        self.observation = env.reset(index, slice_start=slice_start)
 
     def frame(self, request: FrameRequest) -> ViewFrame:
         return frame_from_observation(self.observation)
@@ -90,9 +91,10 @@ def run_env_episode(
     episode_key: str,
     overrides: GoalOverrides = NO_OVERRIDES,
     category_hint: str = "",
+    slice_start: int = 0,
 ) -> tuple[VerificationSession, EpisodeTrace[AgentStep], EpisodeSummary]:
     """Play episode ``index`` to the end with the query descriptions the env attaches to observations."""
-    port = EnvPort(env, index)
+    port = EnvPort(env, index, slice_start)
     query_texts = tuple(port.observation.query_descriptions)
     if not query_texts:
         raise ValueError(

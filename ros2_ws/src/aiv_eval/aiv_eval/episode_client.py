@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from aiv_common.action_waits import (
     ServerLostError,
@@ -24,6 +25,7 @@ from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import StepReport, Verdict
 from aiv_interfaces.srv import StartEpisode
 from rclpy.action import ActionClient
+from rclpy.client import Client
 from rclpy.node import Node
 
 
@@ -44,10 +46,20 @@ class ServersUnavailableError(EpisodeInfrastructureError):
     """The simulator or the verifier is not there at all (not started, or crashed and not back in time)."""
 
 
+class EpisodeStartRefusedError(EpisodeInfrastructureError):
+    """The simulator answered StartEpisode with a refusal; ``message`` is its reason, word for word, so the
+    evaluator can record it exactly as the in-process mode records the same refusal."""
+
+    def __init__(self, request_index: int, message: str) -> None:
+        super().__init__(f"StartEpisode({request_index}) failed: {message}")
+        self.message = message
+
+
 @dataclass(frozen=True)
 class EpisodeRequest:
     index: int = -1
     episode_key: str = ""
+    slice_start: int = 0  # first index of the evaluated slice (seed_policy seed_plus_slice_index)
     query_mode: str = ""
     nbv_strategy: str = ""
     fusion: str = ""
@@ -75,9 +87,9 @@ class RosEpisodeClient:
         verdict_timeout_s: float = 300.0,
     ) -> None:
         self.node = node
-        self.start_client = node.create_client(StartEpisode, start_service)
+        self.start_client: Client[Any, Any] = node.create_client(StartEpisode, start_service)
         self.verify_action = verify_action
-        self.verify_client = ActionClient(node, VerifyInstance, verify_action)
+        self.verify_client: ActionClient[Any, Any, Any] = ActionClient(node, VerifyInstance, verify_action)
         self.server_wait_s = server_wait_s
         self.start_timeout_s = start_timeout_s
         self.start_attempts = 3
@@ -108,7 +120,11 @@ class RosEpisodeClient:
         start_future = None
         for _attempt in range(self.start_attempts):
             start_future = self.start_client.call_async(
-                StartEpisode.Request(index=int(request.index), episode_key=request.episode_key)
+                StartEpisode.Request(
+                    index=int(request.index),
+                    episode_key=request.episode_key,
+                    slice_start=int(request.slice_start),
+                )
             )
             if wait_for_future_while(
                 start_future,
@@ -123,9 +139,10 @@ class RosEpisodeClient:
                 f"over {self.start_timeout_s} s"
             )
         start = start_future.result()
-        if start is None or not start.success:
-            message = "no response" if start is None else start.message
-            raise EpisodeInfrastructureError(f"StartEpisode({request.index}) failed: {message}")
+        if start is None:
+            raise EpisodeInfrastructureError(f"StartEpisode({request.index}) failed: no response")
+        if not start.success:
+            raise EpisodeStartRefusedError(request.index, start.message)
         return start
 
     def _run(self, request: EpisodeRequest) -> EpisodeRun:

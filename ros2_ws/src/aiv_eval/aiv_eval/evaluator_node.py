@@ -18,7 +18,7 @@ import contextlib
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import rclpy
 from aiv_common.action_waits import wait_for_future
@@ -41,13 +41,14 @@ from .crop_thumbnails import CropWriter
 from .episode_client import (
     EpisodeInfrastructureError,
     EpisodeRequest,
+    EpisodeStartRefusedError,
     RosEpisodeClient,
     ServersUnavailableError,
 )
 from .identity import SIM_IDENTITY_KEYS, build_run_config, evaluation_slice
 from .loop import EpisodeJob, LoopOutcome, RunAborted, evaluate_index
 from .parameters import EVALUATOR_PARAMETERS
-from .scoring import failure_record, record_from_verdict
+from .scoring import failure_record, record_from_verdict, start_refused_reason, verifier_failed_reason
 
 SIM_PARAMETERS = (*SIM_IDENTITY_KEYS, "dataset_root", "privileged_output")
 PARAMETER_ATTEMPTS = 3
@@ -72,11 +73,22 @@ def fetch_parameters(node: Node, remote: str, names: list[str], timeout_s: float
             break
     else:
         raise ServersUnavailableError(f"node {remote!r} did not answer a parameter request")
-    values = [parameter_value_to_python(value) for value in future.result().values]
+    response = future.result()
+    assert response is not None  # done and not cancelled: wait_for_future returned True
+    values = [parameter_value_to_python(value) for value in response.values]
     missing = [name for name, value in zip(names, values, strict=True) if value is None]
     if missing:
         raise EvaluatorConfigError(f"node {remote!r} does not declare parameter(s) {missing}")
     return dict(zip(names, values, strict=True))
+
+
+class _RunStatus(TypedDict):
+    """What the diagnostics report about the run so far."""
+
+    done: int
+    total: int
+    infra_failures: int
+    last_error: str
 
 
 class EvaluatorNode(Node):
@@ -95,7 +107,7 @@ class EvaluatorNode(Node):
             verdict_timeout_s=float(self.settings["episode_timeout_s"]),
         )
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self._status = {"done": 0, "total": 0, "infra_failures": 0, "last_error": ""}
+        self._status: _RunStatus = {"done": 0, "total": 0, "infra_failures": 0, "last_error": ""}
         self._status_lock = threading.Lock()
         self.create_timer(1.0, self.publish_diagnostics)
 
@@ -142,12 +154,12 @@ class EvaluatorNode(Node):
         key = pair_key(job.pair)
         descriptions: tuple[str, ...] = ()
         try:
-            run = self.client.run(EpisodeRequest(episode_key=key))
+            run = self.client.run(EpisodeRequest(episode_key=key, slice_start=self.slice[0]))
             descriptions = tuple(run.start.descriptions)
             verdict = run.verdict
             if verdict.decision == Verdict.DECISION_FAILED:
                 raise EpisodeInfrastructureError(
-                    f"the verifier failed ({verdict.stop_reason}): {verdict.failure_reason}"
+                    verifier_failed_reason(verdict.stop_reason, verdict.failure_reason)
                 )
             files = None
             if crops is not None:
@@ -174,7 +186,12 @@ class EvaluatorNode(Node):
         except ServersUnavailableError as error:
             raise RunAborted(f"{error}; the run stops here, run the evaluator again to resume") from error
         except (EpisodeInfrastructureError, RecordError, ValueError, DatasetError, OSError) as error:
-            reason = str(error) if isinstance(error, EpisodeInfrastructureError) else f"bad verdict: {error}"
+            if isinstance(error, EpisodeStartRefusedError):
+                reason = start_refused_reason(error.message)
+            elif isinstance(error, EpisodeInfrastructureError):
+                reason = str(error)
+            else:
+                reason = f"bad verdict: {error}"
             self.get_logger().warning(f"episode {job.key} attempt {job.attempt}: {reason}")
             record = failure_record(
                 index=job.index,
@@ -212,7 +229,8 @@ class EvaluatorNode(Node):
         self.diagnostics_pub.publish(array)
 
 
-def _box(report) -> tuple[int, int, int, int]:
+def _box(report: Any) -> tuple[int, int, int, int]:
+    """The crop box of a StepReport message (generated message types carry no annotations)."""
     box = report.crop_box
     return int(box.x_min), int(box.y_min), int(box.x_max), int(box.y_max)
 

@@ -1,7 +1,11 @@
 """The in-process evaluation mode: the same agent against the same environment, without ROS.
 
 For regression checks and large sweeps. It writes exactly the records the ROS mode writes for the same
-configuration (see ``transcripts.py`` and ``loop.py``), into the same resumable store.
+configuration (see ``transcripts.py`` and ``loop.py``), into the same resumable store. That includes the
+episodes the ROS mode never plays: a query the simulator will not hand out (``served_descriptions``) and one
+the verifier refuses with its ``max_descriptions`` / ``max_description_chars`` (the query rules of
+``aiv_dataset.query_rules``, limits from the spec's verifier section) are recorded as the same infrastructure
+failures, with the same reasons, in the same order of checks.
 """
 
 from __future__ import annotations
@@ -11,15 +15,16 @@ from typing import TextIO
 
 from aiv_dataset.errors import DatasetError
 from aiv_dataset.layout import PInVerifyDataset
+from aiv_dataset.query_rules import description_problem
 from aiv_offline_sim.environment import PInVerifyEnv
-from aiv_offline_sim.episode_service import pair_key
+from aiv_offline_sim.episode_service import EpisodeRequestError, pair_key, served_descriptions
 from aiv_verifier.agent.factory import AgentFactory
 
 from . import EpisodeRecord
 from .crop_thumbnails import CropWriter
 from .env_port import run_env_episode
 from .loop import EpisodeJob, LoopOutcome, evaluate_index
-from .scoring import failure_record, record_from_session
+from .scoring import failure_record, record_from_session, start_refused_reason, verifier_failed_reason
 from .spec import EvalSpec
 
 
@@ -40,11 +45,36 @@ def run_in_process(spec: EvalSpec, *, stream: TextIO = sys.stderr, code_version:
     factory = AgentFactory.from_config(spec.agent_config())
     crops = CropWriter(dataset, spec.run_dir) if spec.evaluator["save_crops"] else None
     unsure_as_negative = bool(spec.evaluator["unsure_as_negative"])
+    verifier_values = spec.verifier_values()
+    max_descriptions = int(verifier_values["max_descriptions"])
+    max_description_chars = int(verifier_values["max_description_chars"])
+    slice_start = spec.slice()[0]
+
+    def refused(job: EpisodeJob, descriptions: tuple[str, ...], reason: str) -> EpisodeRecord:
+        return failure_record(
+            index=job.index,
+            pair=job.pair,
+            descriptions=descriptions,
+            reason=reason,
+            run_id=job.run_id,
+            attempts=job.attempt,
+        )
 
     def run_episode(job: EpisodeJob) -> EpisodeRecord:
+        # The checks the ROS mode meets before an episode runs, in its order: the simulator's StartEpisode,
+        # then the verifier's goal check (which answers DECISION_FAILED, stop reason "rejected").
+        try:
+            descriptions = served_descriptions(env.descriptions, job.pair)
+        except EpisodeRequestError as error:
+            return refused(job, (), start_refused_reason(str(error)))
+        problem = description_problem(descriptions, max_descriptions, max_description_chars)
+        if problem is not None:
+            return refused(job, descriptions, verifier_failed_reason("rejected", problem))
         try:
             # The agent is seeded with the simulator's opaque pair key, exactly as the verifier node is.
-            session, trace, summary = run_env_episode(env, job.index, factory, episode_key=pair_key(job.pair))
+            session, trace, summary = run_env_episode(
+                env, job.index, factory, episode_key=pair_key(job.pair), slice_start=slice_start
+            )
             files = None
             if crops is not None:
                 files = [

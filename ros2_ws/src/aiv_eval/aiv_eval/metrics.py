@@ -6,7 +6,8 @@ Reference part (same keys, order, semantics and rounding as the reference):
 the reference writes it only for single-process runs), ``config_info``.
 
 Rounding follows the reference exactly: rates via Python ``round(x, 4)``; ASD and average effective views via
-numpy (``round(np.mean(...), 2)``); average failures per episode via ``round(x, 2)``. Correctness is recomputed
+numpy (``round(np.mean(...), 2)``); average failures per episode via ``round(x, 2)``; ``wall_time_s`` via
+``round(x, 1)``, as ``scripts/evaluate.py`` writes it. Correctness is recomputed
 from prediction and label with the given ``unsure_as_negative`` mapping (spec §4.3).
 
 Deviations, all deliberate: infra-failure records are excluded from every score and counted under
@@ -42,6 +43,8 @@ from .results_store import CONFIG_INFO_KEYS, METRICS_FILE, LoadedRun, load_run, 
 from .statistics import DEFAULT_RESAMPLES, DEFAULT_SEED, cluster_bootstrap_ci, wilson_interval
 
 METRICS_EXTRAS_VERSION = 1
+#: Decimals of ``wall_time_s``: the reference's ``scripts/evaluate.py`` writes ``round(elapsed, 1)``.
+WALL_TIME_DECIMALS = 1
 _FV_MAP = {"Yes": 1, "No": 0}
 
 
@@ -60,7 +63,11 @@ def _first_view_accuracy(records: Sequence[EpisodeRecord]) -> float | None:
     scored = [r for r in records if r.first_view_prediction in _FV_MAP]
     if not scored:
         return None
-    correct = sum(1 for r in scored if _FV_MAP[r.first_view_prediction] == r.label)  # type: ignore[index]
+    correct = sum(
+        1
+        for r in scored
+        if r.first_view_prediction is not None and _FV_MAP[r.first_view_prediction] == r.label
+    )
     return round(correct / len(scored), 4)
 
 
@@ -159,7 +166,7 @@ def compute_metrics(
         "per_category": per_category,
     }
     if wall_time_s is not None:
-        out["wall_time_s"] = round(float(wall_time_s), 2)
+        out["wall_time_s"] = round(float(wall_time_s), WALL_TIME_DECIMALS)
     info = dict(config_info or {})
     out["config_info"] = {k: info.get(k) for k in CONFIG_INFO_KEYS}
 

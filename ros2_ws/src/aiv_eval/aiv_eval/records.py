@@ -43,9 +43,11 @@ FLIP_DIRECTIONS: tuple[str, ...] = ("stable_correct", "stable_wrong", "flip_to_c
 STOP_REASONS: tuple[str, ...] = ("converged", "unanimous", "final", "early_exit", "budget", "failure")
 """Stop reasons; the agent joins simultaneous ones with "+" (e.g. "converged+unanimous")."""
 MOVE_OUTCOMES: tuple[str, ...] = ("moved", "stayed", "unreachable", "already_visited", "rejected", "none")
-FAILED_MOVE_OUTCOMES: frozenset[str] = frozenset({"unreachable", "already_visited", "rejected"})
+FAILED_MOVE_OUTCOMES: frozenset[str] = frozenset({"unreachable", "already_visited"})
 """Outcomes that the reference env reports as ``navigation_failed`` (spec §3.7: the agent stays; a request for
-an already-visited sector is also "unreachable"). A move the sim refused is counted the same way."""
+an already-visited sector is also "unreachable"). Nothing else is a navigation failure: the forced stop at the
+horizon (outcome "rejected") never attempts a move in the reference, so it sets no ``navigation_failed`` and
+counts in no NavFail figure; a move a server refused is not one the reference could have made either."""
 OBSERVED_ANSWERS: tuple[str, ...] = ("Yes", "No", "Unsure", "")
 ATTRIBUTE_STATES: tuple[str, ...] = tuple(state.value for state in AttributeState)
 

@@ -16,11 +16,15 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .spec import EvalSpec
+
+if TYPE_CHECKING:
+    from resource import struct_rusage
 
 #: (node name, package, executable) in start order; the evaluator comes last and decides when the run ends.
 NODE_EXECUTABLES = (
@@ -57,7 +61,7 @@ def executable_path(package: str, executable: str) -> Path:
     return path
 
 
-def _resolve_prctl():
+def _resolve_prctl() -> Callable[..., Any] | None:
     try:
         return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
@@ -76,7 +80,8 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
     this, a killed ``aiv-eval`` would leave three nodes running in the same ROS domain, where they would answer
     the next run's requests alongside its own nodes.
     """
-    _PRCTL(PR_SET_PDEATHSIG, SIGTERM_NUMBER)
+    if _PRCTL is not None:  # only installed as the preexec_fn when it is
+        _PRCTL(PR_SET_PDEATHSIG, SIGTERM_NUMBER)
 
 
 class ManagedNode:
@@ -87,7 +92,7 @@ class ManagedNode:
         self.argv = argv
         self.log_path = log_path
         self.env = env
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
         self.returncode: int | None = None
         self.peak_rss_kib = 0
         self.starts = 0
@@ -128,7 +133,7 @@ class ManagedNode:
             self._reaped(status, usage)
             return self.returncode
 
-    def _reaped(self, status: int, usage) -> None:
+    def _reaped(self, status: int, usage: struct_rusage) -> None:
         self.returncode = os.waitstatus_to_exitcode(status)
         assert self.process is not None
         self.process.returncode = self.returncode  # keep Popen from waiting on a reaped pid

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from aiv_dataset.index_records import PairRecord
-from aiv_verifier.agent.session import VerificationSession
+from aiv_verifier.agent.session import AgentStep, VerificationSession
 from aiv_verifier.agent.trace import EpisodeSummary, EpisodeTrace
 from aiv_verifier.ros_messages import decision_from_code, model_calls_from_timings
 
@@ -31,7 +31,7 @@ def record_from_session(
     index: int,
     pair: PairRecord,
     session: VerificationSession,
-    trace: EpisodeTrace,
+    trace: EpisodeTrace[AgentStep],
     summary: EpisodeSummary,
     run_id: str,
     attempts: int,
@@ -83,6 +83,19 @@ def record_from_verdict(
         query_mode=verdict.query_mode,
         model_calls=model_calls_from_timings(verdict.timings),
     )
+
+
+def start_refused_reason(message: str) -> str:
+    """The failure reason of an episode the simulator would not start (unknown key, broken episode, a query it
+    must not hand out), in the words both modes record: ROS from the StartEpisode refusal, in-process from the
+    same check (:func:`aiv_offline_sim.episode_service.served_descriptions`)."""
+    return f"the simulator refused the episode: {message}"
+
+
+def verifier_failed_reason(stop_reason: str, failure_reason: str) -> str:
+    """The failure reason of an episode whose verdict is ``DECISION_FAILED``; a goal refused by the query
+    rules has ``stop_reason`` "rejected", which the in-process mode reproduces without a verdict message."""
+    return f"the verifier failed ({stop_reason}): {failure_reason}"
 
 
 def failure_record(

@@ -179,6 +179,11 @@ class EvalSpec:
     def agent_config(self) -> dict[str, Any]:
         return nested_config(self.agent_flat())
 
+    def verifier_values(self) -> dict[str, Any]:
+        """Every verifier parameter (defaults filled in), e.g. the query limits the in-process mode applies as
+        the node would."""
+        return {**parameter_defaults(node_table("verifier")), **self.verifier}
+
     def fingerprint_config(self) -> dict[str, Any]:
         """What identifies the run's behaviour (mode-independent, so ROS and in-process runs share run ids)."""
         return identity.fingerprint_config(self.sim, self.agent_flat())

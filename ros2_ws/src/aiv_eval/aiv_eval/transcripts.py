@@ -9,6 +9,7 @@ fields are absorbed by the record's 4-decimal rounding).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from aiv_dataset.vocabulary import MoveOutcome
 from aiv_verifier.agent.session import AgentStep
@@ -59,7 +60,7 @@ def transcript_from_trace(
 
 
 def transcript_from_reports(
-    reports: Sequence, crop_files: Sequence[str | None] | None = None
+    reports: Sequence[Any], crop_files: Sequence[str | None] | None = None
 ) -> list[TranscriptStep]:
     """From ``Verdict.transcript`` (aiv_interfaces/StepReport messages)."""
     from aiv_interfaces.msg import StepReport

@@ -17,9 +17,13 @@ What differs from the reference is the *interface*, not the rules:
   ``navigation_failed``).
 * Misuse raises instead of misbehaving: stepping before ``reset`` or after the episode ended, or (with
   ``strict_directions=True``) a direction or decision string that is not one of the known names.
-* The start-sector seed is selectable by name, because the reference has two behaviours (§3.3):
-  ``"per_episode_fixed"`` (every episode seeded with ``seed``, what the multi-GPU launcher that produced the
-  paper's numbers did) and ``"seed_plus_index"`` (``seed + i``, a single-process run over the whole index).
+* The start-sector seed is selectable by name, because the reference seeds episode ``i`` of the list it was
+  given with ``seed + i`` (§3.1), and what that list is depends on how it was launched (§3.3):
+  ``"per_episode_fixed"`` (every episode seeded with ``seed``: the multi-GPU launcher runs each episode as a
+  one-record slice, which is what produced the paper's numbers), ``"seed_plus_slice_index"`` (``seed + i -
+  slice_start``: one ``evaluate.py`` process over ``+start_idx/+end_idx``, which counts ``i`` from the start of
+  its slice) and ``"seed_plus_index"`` (``seed + i`` over the whole index: the same as the previous one only
+  for a slice that starts at 0). ``reset`` takes the slice start for the policy that needs it.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ from aiv_dataset.vocabulary import (
 from .sector_map import SectorMap, build_sector_map, resolve_move
 
 #: Names of the start-sector seeding policies (see module docstring).
-SEED_POLICIES: tuple[str, ...] = ("per_episode_fixed", "seed_plus_index")
+SEED_POLICIES: tuple[str, ...] = ("per_episode_fixed", "seed_plus_index", "seed_plus_slice_index")
 #: Which view of a sector is shown when it has both.
 VIEW_PRIORITIES: tuple[str, ...] = ("far", "near")
 #: Decisions an action may carry; anything else is treated as "Unsure" unless strict.
@@ -348,15 +352,27 @@ class PInVerifyEnv:
         state = self._require_state()
         return self._truth(state)
 
-    def episode_seed(self, index: int) -> int:
-        """Seed of episode ``index`` under the configured policy."""
-        return self.seed if self.seed_policy == "per_episode_fixed" else self.seed + index
+    def episode_seed(self, index: int, slice_start: int = 0) -> int:
+        """Seed of episode ``index`` under the configured policy, for an evaluation whose slice starts at
+        ``slice_start`` (only ``seed_plus_slice_index`` reads it)."""
+        if self.seed_policy == "per_episode_fixed":
+            return self.seed
+        if self.seed_policy == "seed_plus_slice_index":
+            if not 0 <= slice_start <= index:
+                raise ValueError(
+                    f"seed_policy seed_plus_slice_index: episode {index} is outside a slice starting at "
+                    f"{slice_start}"
+                )
+            return self.seed + index - slice_start
+        return self.seed + index
 
     # -- reset ----------------------------------------------------------------------------------------------
 
-    def reset(self, index: int) -> Observation:
+    def reset(self, index: int, *, slice_start: int = 0) -> Observation:
         """Start episode ``index`` of the record list and return its first observation.
 
+        ``slice_start`` is the first index of the slice being evaluated; the ``seed_plus_slice_index`` policy
+        seeds by the position within it (a ValueError when ``index`` lies before it), the others ignore it.
         Raises :class:`DatasetError` if the episode's files are broken (the caller can record that and move
         on to the next index; the environment stays usable).
         """
@@ -365,7 +381,7 @@ class PInVerifyEnv:
         index = int(index)
         if not 0 <= index < len(self.records):
             raise IndexError(f"episode index {index} out of range (0..{len(self.records) - 1})")
-        seed = self.episode_seed(index)
+        seed = self.episode_seed(index, slice_start)
         if self.seed_global_rngs:
             np.random.seed(seed)
             random.seed(seed)
@@ -441,7 +457,7 @@ class PInVerifyEnv:
                 path=record.meta_path,
                 field="meta_path",
             )
-        views = []
+        views: list[Viewpoint] = []
         for file in sorted(rgb_dir.iterdir()):
             match = _RGB_SCAN.match(file.name)
             if match:

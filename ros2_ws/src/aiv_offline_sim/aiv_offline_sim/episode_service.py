@@ -8,6 +8,7 @@ node's answers with :class:`~aiv_offline_sim.environment.PInVerifyEnv` directly.
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ from aiv_dataset.descriptions import DescriptionDB
 from aiv_dataset.errors import DatasetError
 from aiv_dataset.index_records import PairRecord
 from aiv_dataset.meta import CameraIntrinsics
+from aiv_dataset.query_rules import description_problem
 from aiv_dataset.vocabulary import (
     BENCHMARK_INTRINSICS,
     DIRECTIONS,
@@ -65,7 +67,29 @@ class MoveReply:
 
 
 class EpisodeRequestError(ValueError):
-    """A StartEpisode request that cannot be served (unknown key, index out of range, broken episode)."""
+    """A StartEpisode request that cannot be served (unknown key, index out of range, broken episode, a query
+    that must not be handed out)."""
+
+
+def served_descriptions(descriptions: DescriptionDB | None, record: PairRecord) -> tuple[str, ...]:
+    """The query descriptions the simulator hands out for ``record``, or :class:`EpisodeRequestError`.
+
+    The query rules (:mod:`aiv_dataset.query_rules`) are applied here, before anything is published: a NUL
+    would be cut off silently by the ROS string field, and a query without visible text or with an entry that
+    is not text cannot be verified by anyone. The count and length limits are the verifier's own parameters
+    and stay with it. The in-process evaluator calls this same function, so both modes refuse the same
+    queries with the same words.
+    """
+    key = pair_key(record)
+    if descriptions is None or record.query_object_id not in descriptions:
+        raise EpisodeRequestError(
+            f"no descriptions for the query object of pair {key} in the description file"
+        )
+    texts = tuple(descriptions[record.query_object_id].descriptions)
+    problem = description_problem(texts, max_descriptions=sys.maxsize, max_chars=sys.maxsize)
+    if problem is not None:
+        raise EpisodeRequestError(f"the query of pair {key} cannot be served: {problem}")
+    return texts
 
 
 class EpisodeService:
@@ -82,8 +106,9 @@ class EpisodeService:
     def size(self) -> int:
         return len(self.keys)
 
-    def start(self, index: int = -1, key: str = "") -> EpisodeStart:
-        """Load an episode by index, or by key when ``index`` is -1."""
+    def start(self, index: int = -1, key: str = "", slice_start: int = 0) -> EpisodeStart:
+        """Load an episode by index, or by key when ``index`` is -1; ``slice_start`` is the first index of the
+        evaluated slice (the ``seed_plus_slice_index`` policy seeds by the position within it)."""
         if index == -1:
             if key not in self._index_of_key:
                 raise EpisodeRequestError(f"unknown episode key {key!r} ({self.size} pairs loaded)")
@@ -92,21 +117,20 @@ class EpisodeService:
             raise EpisodeRequestError(
                 f"episode index {index} out of range: the index holds {self.size} pairs"
             )
+        if slice_start < 0:
+            raise EpisodeRequestError(f"slice_start {slice_start} is negative")
+        if self.env.seed_policy == "seed_plus_slice_index" and index < slice_start:
+            raise EpisodeRequestError(
+                f"episode index {index} lies before slice_start {slice_start} (seed_policy seed_plus_slice_index)"
+            )
         record = self.env.records[index]
-        descriptions = self._descriptions_of(record)
+        descriptions = served_descriptions(self.descriptions, record)
         self._image_cache.clear()
         try:
-            observation = self.env.reset(index)
+            observation = self.env.reset(index, slice_start=slice_start)
         except DatasetError as error:
             raise EpisodeRequestError(f"episode {self.keys[index]} cannot be loaded: {error}") from error
         return EpisodeStart(index, self.keys[index], descriptions, self.env.max_steps, observation)
-
-    def _descriptions_of(self, record: PairRecord) -> tuple[str, ...]:
-        if self.descriptions is None or record.query_object_id not in self.descriptions:
-            raise EpisodeRequestError(
-                f"no descriptions for the query object of pair {pair_key(record)} in the description file"
-            )
-        return tuple(self.descriptions[record.query_object_id].descriptions)
 
     def move(self, direction: str) -> MoveReply:
         """Apply one MoveToSector request; refusals never consume a step."""

@@ -34,8 +34,10 @@ SIM_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec(
         "seed_policy",
         "per_episode_fixed",
-        "per_episode_fixed: every episode draws with `seed` (what produced the paper's numbers); "
-        "seed_plus_index: episode i draws with seed + i",
+        "per_episode_fixed: every episode draws with `seed` (the reference's multi-GPU launcher, which "
+        "produced the paper's numbers); seed_plus_slice_index: episode i draws with seed + i - slice_start, "
+        "slice_start coming with each StartEpisode request (one reference evaluate.py process over a slice); "
+        "seed_plus_index: episode i draws with seed + i, whatever the slice",
         choices=SEED_POLICIES,
     ),
     ParameterSpec(

@@ -125,7 +125,9 @@ class OfflineSimNode(Node):
     def on_start_episode(self, request: StartEpisode.Request, response: StartEpisode.Response):
         response.index_size = self.service.size
         try:
-            start = self.service.start(index=int(request.index), key=request.episode_key)
+            start = self.service.start(
+                index=int(request.index), key=request.episode_key, slice_start=int(request.slice_start)
+            )
             stamp = self.publish_view(start.observation)
         except (EpisodeRequestError, DatasetError) as error:
             response.success = False

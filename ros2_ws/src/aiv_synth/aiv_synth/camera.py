@@ -115,7 +115,9 @@ class CameraPose:
     up: np.ndarray  # (3,)
 
     @classmethod
-    def looking_at(cls, position: Sequence[float], goal: Sequence[float], pitch: float) -> CameraPose:
+    def looking_at(
+        cls, position: Sequence[float] | np.ndarray, goal: Sequence[float] | np.ndarray, pitch: float
+    ) -> CameraPose:
         """Yaw toward the goal in the horizontal plane, then tilt by ``pitch`` (radians, + = up).
 
         Only the yaw aims at the goal; the pitch is the discrete look action, so a goal far above or below

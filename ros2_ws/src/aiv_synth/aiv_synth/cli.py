@@ -20,6 +20,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .pipeline import GenerationReport
 
 # Heavy modules (NumPy, Pillow, the renderer) are imported inside the commands, so that the cached path of
 # ``ensure-default`` costs little more than reading one small JSON file.
@@ -29,7 +33,7 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
-def _print_report(report) -> None:  # type: ignore[no-untyped-def]
+def _print_report(report: GenerationReport) -> None:
     from .pipeline import STATS_TXT
 
     print((report.root / STATS_TXT).read_text(encoding="utf-8"))

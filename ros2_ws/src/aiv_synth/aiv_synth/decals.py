@@ -83,7 +83,7 @@ def text_bitmap(text: str, colour: RGB) -> np.ndarray:
     probe = ImageDraw.Draw(Image.new("RGBA", (4, 4)))
     x0, y0, x1, y1 = probe.textbbox((0, 0), text, font=font, stroke_width=1)
     pad = 3
-    img = Image.new("RGBA", (x1 - x0 + 2 * pad, y1 - y0 + 2 * pad), (0, 0, 0, 0))
+    img = Image.new("RGBA", (int(x1 - x0) + 2 * pad, int(y1 - y0) + 2 * pad), (0, 0, 0, 0))
     fill = _rgba(colour)
     ImageDraw.Draw(img).text(
         (pad - x0, pad - y0), text, font=font, fill=fill, stroke_width=1, stroke_fill=fill

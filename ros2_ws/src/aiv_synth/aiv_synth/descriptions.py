@@ -29,9 +29,9 @@ def value_phrase(attr: AttrDef, value: str) -> str:
         phrase = f"{colour} {noun}"
         return f"{article(phrase)} {phrase}" if kind in ("plaid", "floral") else phrase
     if attr.type == "logo_text":
-        spec = parse_decal(value)
-        assert spec is not None
-        kind, content, colour = spec
+        decal = parse_decal(value)
+        assert decal is not None
+        kind, content, colour = decal
         if kind == "text":
             return f'the {"number" if content.isdigit() else "word"} "{content}" in {colour}'
         phrase = f"{colour} {LOGO_SHAPES[content]} logo"

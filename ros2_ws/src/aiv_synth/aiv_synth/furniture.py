@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .materials import Surface
+from .materials import Surface, rgb
 from .renderer import BOX, CYLINDER, ELLIPSOID, TUBE, Primitive, rot_y
 
 WOODS: tuple[tuple[float, float, float], ...] = (
@@ -188,7 +188,7 @@ def cabinet(rng: random.Random, cx: float, cz: float, yaw: float) -> Piece:
     w, d, h = rng.uniform(0.8, 1.4), rng.uniform(0.4, 0.55), rng.uniform(0.75, 0.95)
     colour = rng.choice(WOODS + PAINTS)
     body = Surface(
-        base=colour, pattern="stripes", secondary=tuple(c * 0.7 for c in colour), scale=0.22, finish="wood"
+        base=colour, pattern="stripes", secondary=rgb(c * 0.7 for c in colour), scale=0.22, finish="wood"
     )
     prims = [Primitive(BOX, (0, h / 2, 0), (w / 2, h / 2, d / 2), body)]
     support = Support("table", h, 0, 0, w / 2 - 0.06, d / 2 - 0.06, 0, 1.0)
@@ -312,7 +312,7 @@ def rug(rng: random.Random, cx: float, cz: float, yaw: float, w: float, d: float
     s = Surface(
         base=base,
         pattern=rng.choice(("stripes", "checks", "plaid")),
-        secondary=tuple(min(1.0, c * 1.35) for c in base),
+        secondary=rgb(min(1.0, c * 1.35) for c in base),
         scale=rng.uniform(0.12, 0.3),
         finish="fabric",
     )

@@ -9,11 +9,19 @@ seen from the azimuths that face them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 RGB = tuple[float, float, float]
+
+
+def rgb(channels: Iterable[float]) -> RGB:
+    """Three channels computed one at a time (``rgb(c * 0.8 for c in base)``) as an :data:`RGB` tuple."""
+    r, g, b = channels
+    return (r, g, b)
+
 
 #: Patterns a surface can carry; ``solid`` means none. The others are the attribute values of type pattern.
 PATTERNS: tuple[str, ...] = ("solid", "stripes", "dots", "checks", "plaid", "floral")

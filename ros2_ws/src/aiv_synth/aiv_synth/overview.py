@@ -73,18 +73,18 @@ def render_overview(room: Room, episode: EpisodeCapture) -> Image.Image:
         draw.ellipse((cx - r, cy - r, cx + r, cy + r), outline=(190, 190, 225))
 
     for view in episode.views:
-        s = view.sample
-        big = 7 if s.range_label == "far" else 5
-        if s.captured and s.position is not None:
-            cx, cy = px(s.position[0], s.position[2])
+        sample = view.sample
+        big = 7 if sample.range_label == "far" else 5
+        if sample.captured and sample.position is not None:
+            cx, cy = px(sample.position[0], sample.position[2])
             if view.area > episode.threshold:
                 draw.ellipse((cx - big, cy - big, cx + big, cy + big), fill=VISIBLE, outline=(0, 0, 0))
             else:
                 draw.ellipse((cx - big, cy - big, cx + big, cy + big), outline=TRAP, width=3)
             gxp, gyp = px(gx0, gz0)
             draw.line((cx, cy, cx + (gxp - cx) * 0.25, cy + (gyp - cy) * 0.25), fill=(60, 60, 60), width=1)
-        elif s.last_candidate is not None:
-            cx, cy = px(*s.last_candidate)
+        elif sample.last_candidate is not None:
+            cx, cy = px(*sample.last_candidate)
             draw.line((cx - big, cy - big, cx + big, cy + big), fill=BLOCKED, width=2)
             draw.line((cx - big, cy + big, cx + big, cy - big), fill=BLOCKED, width=2)
 

@@ -192,7 +192,7 @@ def _intervals(
 
 def _clip_ok(
     clip: tuple[float, float, float, float] | None,
-    o: np.ndarray,
+    o: Sequence[float],
     t: np.ndarray,
     dx: np.ndarray,
     dy: np.ndarray,

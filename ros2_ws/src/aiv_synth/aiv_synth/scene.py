@@ -36,7 +36,7 @@ from .furniture import (
     sofa,
     table,
 )
-from .materials import Surface
+from .materials import Surface, rgb
 from .renderer import BOX, Light, Primitive
 
 WALL_HEIGHT = 2.6
@@ -132,7 +132,7 @@ def _floor(rng: random.Random, width: float, depth: float) -> Primitive:
         surface = Surface(
             base=wood,
             pattern="stripes",
-            secondary=tuple(c * 0.85 for c in wood),
+            secondary=rgb(c * 0.85 for c in wood),
             scale=0.18,
             angle=rng.choice((0.0, math.pi / 2)),
             finish="wood",
@@ -140,7 +140,7 @@ def _floor(rng: random.Random, width: float, depth: float) -> Primitive:
     elif kind == "tiles":
         tone = rng.choice(((0.85, 0.84, 0.8), (0.6, 0.6, 0.62), (0.75, 0.68, 0.58)))
         surface = Surface(
-            base=tone, pattern="checks", secondary=tuple(c * 0.9 for c in tone), scale=0.45, finish="ceramic"
+            base=tone, pattern="checks", secondary=rgb(c * 0.9 for c in tone), scale=0.45, finish="ceramic"
         )
     else:
         surface = Surface(base=rng.choice(FABRICS), finish="fabric")

@@ -23,11 +23,14 @@ import textwrap
 import typing
 from collections.abc import Mapping
 from enum import Enum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiv_common.parameter_spec import ParameterSpec
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 SCALARS = (bool, int, float, str)
 
 

@@ -120,7 +120,7 @@ class VerifierNode(Node):
         self.verdict_pub = self.create_publisher(Verdict, verdict_topic, 10)
         self.debug_pub = self.create_publisher(Image, debug_topic, 1)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.move_client = ActionClient(self, MoveToSector, move_action)
+        self.move_client: ActionClient[Any, Any, Any] = ActionClient(self, MoveToSector, move_action)
         # Goals are served by a second node on an executor of its own. An episode blocks its thread (it waits
         # for moves and frames), so everything it waits for -- frames, move results -- is handled by this node
         # on a single-threaded executor. (With one MultiThreadedExecutor for all of it, rclpy hands a ready

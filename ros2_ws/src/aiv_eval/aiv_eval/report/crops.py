@@ -31,10 +31,10 @@ def crop_data_uri(run_dir: Path, crop_file: str | None, max_px: int = THUMBNAIL_
         from PIL import Image
 
         with Image.open(path) as img:
-            img = img.convert("RGB")
-            img.thumbnail((max_px, max_px), Image.Resampling.BICUBIC)
+            rgb = img.convert("RGB")
+            rgb.thumbnail((max_px, max_px), Image.Resampling.BICUBIC)
             buf = io.BytesIO()
-            img.save(buf, format="JPEG", quality=85, optimize=False)
+            rgb.save(buf, format="JPEG", quality=85, optimize=False)
     except Exception:  # unreadable/corrupt image: the page says so instead of failing
         return None
     return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")

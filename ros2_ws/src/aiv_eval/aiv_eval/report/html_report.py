@@ -308,18 +308,18 @@ def _attribute_table(record: EpisodeRecord) -> str:
     for name in names:
         row = [f"<code>{_e(name)}</code>", _e(expected[name])]
         for s in record.transcript:
-            a = next((x for x in s.attributes if x.name == name), None)
-            if a is None:
+            obs = next((x for x in s.attributes if x.name == name), None)
+            if obs is None:
                 row.append('<span class="muted">–</span>')
                 continue
             tip = (
-                f"observed {a.observed or '(none)'}; decision {a.state}; reconciled {a.reconciled_state}; "
-                f"votes M {a.votes_matched:.2f} / C {a.votes_contradicted:.2f}"
+                f"observed {obs.observed or '(none)'}; decision {obs.state}; reconciled {obs.reconciled_state}; "
+                f"votes M {obs.votes_matched:.2f} / C {obs.votes_contradicted:.2f}"
             )
             row.append(
-                f'<span title="{_e(tip)}">{_e(a.observed or "–")} → {_e(a.state)}'
-                f'<br><span class="muted">rec. {_e(a.reconciled_state)} · M {a.votes_matched:.2f} / '
-                f"C {a.votes_contradicted:.2f}</span></span>"
+                f'<span title="{_e(tip)}">{_e(obs.observed or "–")} → {_e(obs.state)}'
+                f'<br><span class="muted">rec. {_e(obs.reconciled_state)} · M {obs.votes_matched:.2f} / '
+                f"C {obs.votes_contradicted:.2f}</span></span>"
             )
         rows.append(row)
     # colour each step cell by the decision state
@@ -327,8 +327,8 @@ def _attribute_table(record: EpisodeRecord) -> str:
     for name, row in zip(names, rows, strict=True):
         cells = [f"<td>{row[0]}</td>", f"<td>{row[1]}</td>"]
         for s, cell in zip(record.transcript, row[2:], strict=True):
-            a = next((x for x in s.attributes if x.name == name), None)
-            cls = f' class="state-{_e(a.state)}"' if a is not None else ""
+            obs = next((x for x in s.attributes if x.name == name), None)
+            cls = f' class="state-{_e(obs.state)}"' if obs is not None else ""
             cells.append(f"<td{cls}>{cell}</td>")
         html_rows.append(f"<tr>{''.join(cells)}</tr>")
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)

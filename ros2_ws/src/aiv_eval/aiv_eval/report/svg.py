@@ -130,7 +130,7 @@ def nice_step(span: float, target: int = 5) -> float:
     if span <= 0:
         return 1.0
     raw = span / target
-    base = 10 ** math.floor(math.log10(raw))
+    base: float = 10 ** math.floor(math.log10(raw))
     for m in (1.0, 2.0, 2.5, 5.0, 10.0):
         if m * base >= raw - 1e-12:
             return m * base

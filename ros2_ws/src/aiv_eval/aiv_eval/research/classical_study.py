@@ -73,7 +73,8 @@ def questions_for(
         if object_id not in cache:
             path = root / "privileged_gt" / split / f"{object_id}.json"
             cache[object_id] = _load_json(path) if path.exists() else None
-        return cache[object_id]
+        found: dict[str, Any] | None = cache[object_id]
+        return found
 
     target = gt(meta["object_id"])
     if target is None:

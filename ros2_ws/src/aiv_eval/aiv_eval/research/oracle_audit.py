@@ -409,10 +409,10 @@ def audit_episode(library: AuditLibrary, record: OracleEpisode) -> EpisodeAudit:
         if correct:
             cause, detail = CORRECT, ""
         elif any(answer is Decision.NO for s in verified for answer in s.answers.values()):
-            said_no = sorted(
+            no_answers = sorted(
                 {f"{n}@{s.step}" for s in verified for n, a in s.answers.items() if a is Decision.NO}
             )
-            cause, detail = BUG_POSITIVE_NO, "oracle No on " + ", ".join(said_no)
+            cause, detail = BUG_POSITIVE_NO, "oracle No on " + ", ".join(no_answers)
         elif not shown_steps:
             cause = TARGET_NEVER_SHOWN
             detail = f"shown in servable captures: {shown_servable or 'none'}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ..materials import Surface
+from ..materials import Surface, rgb
 from ..renderer import BOX, CYLINDER, FACE_NY, FACE_NZ, FACE_PZ, TUBE, rot_x, rot_z
 from .model import (
     COLOUR_VALUES,
@@ -147,7 +147,7 @@ def build_laptop(recipe: Recipe) -> ObjectModel:
     keys = Surface(
         base=keys.base,
         pattern="checks",
-        secondary=tuple(c * 0.75 for c in keys.base),
+        secondary=rgb(c * 0.75 for c in keys.base),
         scale=0.016 * b.k,
         finish="plastic",
     )
@@ -156,7 +156,7 @@ def build_laptop(recipe: Recipe) -> ObjectModel:
         BOX,
         (0, 0.0186, 0.07),
         (0.05, 0.0005, 0.03),
-        Surface(base=tuple(c * 0.85 for c in shell.base), finish="plastic"),
+        Surface(base=rgb(c * 0.85 for c in shell.base), finish="plastic"),
         "body",
     )
     hinge = (rot_x(-0.28), (0.0, 0.018, -0.113))

@@ -179,7 +179,7 @@ class ObjectBuilder:
     def add(
         self,
         kind: str,
-        centre: Sequence[float],
+        centre: Sequence[float] | np.ndarray,
         size: Sequence[float],
         surface: Surface,
         part: str,

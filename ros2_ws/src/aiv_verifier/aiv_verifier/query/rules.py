@@ -512,7 +512,7 @@ class _DescriptionParser:
         region = content[start:end]
         tail = content[end:]
         groups = _groups(region)
-        subject: str | None = None
+        subject = None
         for position, group in enumerate(groups):
             is_last = position == len(groups) - 1
             group_tail = tail if is_last else []
@@ -1043,7 +1043,7 @@ def merge_mentions(mentions: Sequence[Mention]) -> list[Mention]:
                     remaining.append(group)
             groups[(base, positive)] = remaining
 
-    merged: list[tuple[tuple[int, int], Mention]] = []
+    merged: list[tuple[tuple[int, int, int], Mention]] = []
     for bucket in groups.values():
         for group in bucket:
             representative = group[0]

@@ -1,1 +1,30 @@
-"""Per-view verifiers: given one crop of the candidate object, answer Yes / No / Unsure per attribute."""
+"""Per-view verifiers: given one crop of the candidate object, answer Yes / No / Unsure per attribute.
+
+The weight-free backend (:mod:`.classical`, OpenCV and the OCR runtime) is not imported here: the agent's
+factory loads it when a configuration asks for it.
+"""
+
+from .base import (
+    AttributeAnswer,
+    PerViewVerifier,
+    PrivilegedViewInfo,
+    VerifierError,
+    ViewInput,
+    check_answers,
+    unsure_for_all,
+)
+from .oracle import GroundTruthLibrary, NoiseModel, NoisyOracleVerifier, OracleVerifier
+
+__all__ = [
+    "AttributeAnswer",
+    "GroundTruthLibrary",
+    "NoiseModel",
+    "NoisyOracleVerifier",
+    "OracleVerifier",
+    "PerViewVerifier",
+    "PrivilegedViewInfo",
+    "VerifierError",
+    "ViewInput",
+    "check_answers",
+    "unsure_for_all",
+]

@@ -180,7 +180,8 @@ def _border_foreground(
     k = int(min(params.border_clusters, max(1, samples.shape[0] // 8)))
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.5)
     cv2.setRNGSeed(7)
-    _, assignment, centres = cv2.kmeans(samples, k, None, criteria, 2, cv2.KMEANS_PP_CENTERS)
+    # OpenCV's stubs lack the documented None for "no initial labels" (bestLabels).
+    _, assignment, centres = cv2.kmeans(samples, k, None, criteria, 2, cv2.KMEANS_PP_CENTERS)  # type: ignore[call-overload]
     spread = float(np.median(np.linalg.norm(samples - centres[assignment.ravel()], axis=1)))
     threshold = float(
         np.clip(params.spread_factor * spread, params.background_delta_e, params.background_delta_e_max)
@@ -195,7 +196,7 @@ def _border_foreground(
     n, components = cv2.connectedComponents(background_like, connectivity=4)
     touching = np.unique(components[ring & (background_like > 0)])
     background = np.isin(components, touching[touching > 0])
-    foreground = (~background).astype(np.uint8)
+    foreground: np.ndarray = (~background).astype(np.uint8)
     foreground = cv2.morphologyEx(foreground, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     fraction = float(foreground.mean())
     if not params.min_fraction <= fraction <= params.max_fraction:
@@ -225,7 +226,8 @@ def _grabcut_foreground(
     fgd = np.zeros((1, 65), np.float64)
     try:
         cv2.setRNGSeed(7)
-        cv2.grabCut(
+        # No rect with GC_INIT_WITH_MASK: OpenCV's stubs lack the None it takes there.
+        cv2.grabCut(  # type: ignore[call-overload]
             np.ascontiguousarray(rgb[..., ::-1]),
             seed,
             None,
