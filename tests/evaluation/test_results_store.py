@@ -16,6 +16,7 @@ from aiv_eval import (
     DuplicateEpisodeError,
     ResultsStore,
     RunDirLockedError,
+    RunDirWriteError,
     StoreError,
     load_run,
 )
@@ -266,7 +267,8 @@ def test_a_failed_write_leaves_no_partial_line(tmp_path: Path, monkeypatch: pyte
             raise OSError(28, "No space left on device")
 
         monkeypatch.setattr(os, "fsync", broken_fsync)
-        with pytest.raises(OSError, match="No space"):
+        # A run dir error, not an OSError: episode drivers record dataset OSErrors as failures, not this.
+        with pytest.raises(RunDirWriteError, match=r"cannot write .*results\.jsonl: No space left"):
             store.append(records[1])
         monkeypatch.undo()
         assert store.results_path.read_bytes() == before
@@ -300,3 +302,12 @@ def test_a_killed_writer_loses_only_its_partial_line_and_releases_the_lock(tmp_p
         for rec in six_episodes()[2:]:
             store.append(rec)
     assert (run_dir / "results.jsonl").read_bytes() == canonical_results_bytes(six_episodes())
+
+
+def test_a_run_dir_that_cannot_be_created_is_one_line_naming_it(tmp_path: Path) -> None:
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory\n")
+    with pytest.raises(RunDirWriteError) as caught:
+        ResultsStore.open(blocker / "run", run_config())
+    assert "\n" not in str(caught.value) and str(blocker / "run") in str(caught.value)
+    assert blocker.read_text() == "not a directory\n"

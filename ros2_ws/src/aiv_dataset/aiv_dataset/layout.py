@@ -147,21 +147,35 @@ class PInVerifyDataset:
     # -- index files ----------------------------------------------------------------------------------------
 
     def read_pair_index(self, path: str | Path, *, report: ProblemReport | None = None) -> list[PairRecord]:
-        """Read a pair index given as a filesystem path, or as a name inside the dataset root."""
-        file = self._locate(path)
+        """Read a pair index given as an absolute path, or as a path relative to the dataset root."""
+        file = self.index_path(path)
         return read_pair_index(file, report=report, display=str(file))
 
     def read_episode_index(
         self, path: str | Path, *, report: ProblemReport | None = None
     ) -> list[EpisodeEntry]:
-        file = self._locate(path)
+        file = self.index_path(path)
         return read_episode_index(file, report=report, display=str(file))
 
-    def _locate(self, path: str | Path) -> Path:
-        candidate = Path(path)
-        if candidate.is_absolute() or candidate.exists():
+    def index_path(self, path: str | Path) -> Path:
+        """The absolute index file ``path`` names: absolute as given, relative against the dataset root only.
+
+        A relative name is never looked up in the working directory first: a stray file of the same name
+        there would otherwise be served instead of the dataset's own index, silently. Callers log the
+        returned path so the file actually used is on record.
+        """
+        candidate = Path(path).expanduser()
+        if candidate.is_absolute():
             return candidate
-        return self.root.resolve(str(path), where=Where.of(self.path).at("index"))
+        where = Where.of(self.path).at("index")
+        located = self.root.resolve(str(path), where=where)
+        if not located.is_file() and candidate.is_file():
+            raise where.error(
+                f"index file {str(path)!r} does not exist under the dataset root; relative index paths are "
+                f"read from the dataset root only: pass {str(candidate.absolute())!r} to use the file in the "
+                "working directory"
+            )
+        return located
 
     # -- descriptions, caches, distractors ------------------------------------------------------------------
 

@@ -48,6 +48,7 @@ from .results_store import (
     ResultsStore,
     RunConfig,
     RunDirLockedError,
+    RunDirWriteError,
     StoreError,
     load_run,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "ResultsStore",
     "RunConfig",
     "RunDirLockedError",
+    "RunDirWriteError",
     "StoreError",
     "TranscriptStep",
     "build_episode_record",

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .compare import CompareError, compare_runs, format_comparison_markdown, runs_table_markdown
 from .metrics import write_metrics
-from .results_store import METRICS_FILE, StoreError
+from .results_store import METRICS_FILE, RunDirWriteError, StoreError
 from .statistics import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
@@ -161,12 +161,24 @@ def build_parser(prog: str = "aiv-eval") -> argparse.ArgumentParser:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Dispatch a parsed namespace; input errors become a one-line message and exit code 2."""
+    """Dispatch a parsed namespace; errors become a one-line message.
+
+    Exit code 2 for bad input (arguments, a missing or foreign run dir), 1 when something cannot be written
+    (read-only file system, disk full): the input was fine and running the same command again resumes.
+    """
+    prog = Path(sys.argv[0]).name
     try:
         return int(args.func(args))
+    except RunDirWriteError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 1
     except (StoreError, CompareError, FileNotFoundError, ValueError) as exc:
-        print(f"{Path(sys.argv[0]).name}: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # e.g. a report page on a full disk, an unreadable file
+        where = exc.filename if exc.filename is not None else "file system"
+        print(f"{prog}: error: {where}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

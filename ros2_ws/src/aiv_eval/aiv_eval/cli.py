@@ -11,7 +11,9 @@ ROS, for fast sweeps); both write the same records. A sweep runs every combinati
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
+import re
 import signal
 import sys
 import threading
@@ -31,6 +33,29 @@ def _sweep_axes(items: Sequence[str]) -> list[tuple[str, list[str]]]:
         name, values = item.split("=", 1)
         axes.append((name, [value for value in values.split(",") if value]))
     return axes
+
+
+_UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9._+=@-]+")
+
+
+def safe_run_name(name: str) -> str:
+    """``name`` as one file-name component that cannot leave its parent directory.
+
+    Sweep values come from the command line and become sub-directory names, so a value like ``../../x`` or
+    ``a/b`` must not turn into a path. Names already made of safe characters are returned unchanged (existing
+    run directories keep their names); anything else has each run of unsafe characters replaced by ``_``,
+    and a short hash of the original is appended so two different values can never share a directory.
+    """
+    cleaned = _UNSAFE_NAME_CHARS.sub("_", name)
+    if cleaned == name and name.strip(".") and name not in (".", ".."):
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    cleaned = cleaned.strip(".")[:80] or "run"
+    return f"{cleaned}-{digest}"
+
+
+def _sweep_suffix(combination: Sequence[tuple[str, str]]) -> str:
+    return safe_run_name("_".join(f"{name.rsplit('.', 1)[-1]}-{value}" for name, value in combination))
 
 
 def _run_one(spec: EvalSpec, mode: str) -> tuple[Path, bool]:
@@ -58,6 +83,9 @@ def _run(args: argparse.Namespace) -> int:
     combinations = list(
         itertools.product(*[[(name, value) for value in values] for name, values in axes])
     ) or [()]
+    suffixes = [_sweep_suffix(combination) for combination in combinations if combination]
+    if len(set(suffixes)) != len(suffixes):
+        raise SpecError("sweep lists the same value twice: every combination needs its own run directory")
     run_dirs = []
     all_complete = True
     for combination in combinations:
@@ -66,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.dataset:
             spec.set_dataset(args.dataset)
         if combination:
-            suffix = "_".join(f"{name.rsplit('.', 1)[-1]}-{value}" for name, value in combination)
+            suffix = _sweep_suffix(combination)
             spec.evaluator["run_dir"] = str(Path(str(spec.evaluator["run_dir"])) / suffix)
             spec.evaluator["run_name"] = suffix
         run_dir, complete = _run_one(spec, args.mode)

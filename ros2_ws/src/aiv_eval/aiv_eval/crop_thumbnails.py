@@ -7,11 +7,14 @@ images through action results. Files are small JPEG thumbnails of the crop regio
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import numpy as np
 from aiv_dataset.layout import PInVerifyDataset
 from PIL import Image
+
+from .results_store import writing
 
 THUMBNAIL_MAX_SIDE = 256
 
@@ -55,6 +58,14 @@ class CropWriter:
         picture.thumbnail((THUMBNAIL_MAX_SIDE, THUMBNAIL_MAX_SIDE))
         relative = Path("crops") / f"ep_{episode_index:05d}" / f"step{step + 1}.jpg"
         target = self.run_dir / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        picture.save(target, quality=85)
+        # A failure here is the run dir's (disk full, read-only), not the episode's: it must stop the run
+        # rather than be recorded as a dataset problem and retried, so it is raised as RunDirWriteError.
+        with writing(target):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                picture.save(target, quality=85)
+            except BaseException:
+                with contextlib.suppress(OSError):  # a truncated JPEG is rewritten on resume anyway
+                    target.unlink()
+                raise
         return relative.as_posix()

@@ -36,7 +36,7 @@ from rclpy.parameter import parameter_value_to_python
 from rclpy.parameter_client import AsyncParameterClient
 from rclpy.signals import SignalHandlerOptions
 
-from . import EpisodeRecord, RecordError, StoreError, write_report
+from . import EpisodeRecord, RecordError, RunDirWriteError, StoreError, write_report
 from .crop_thumbnails import CropWriter
 from .episode_client import (
     EpisodeInfrastructureError,
@@ -135,7 +135,8 @@ class EvaluatorNode(Node):
         )
         crops = CropWriter(dataset, run_dir) if self.settings["save_crops"] else None
         self.get_logger().info(
-            f"evaluating {dataset_root} {sim['index_file']} slice {self.slice} into {run_dir} "
+            f"evaluating {dataset_root} {dataset.index_path(str(sim['index_file']))} slice {self.slice} "
+            f"into {run_dir} "
             f"({run_config.config_info})"
         )
         outcome = evaluate_index(
@@ -249,9 +250,18 @@ def main(args: list[str] | None = None) -> int:
         executor.add_node(node)
         spinner.start()
         outcome = node.evaluate()
+    except RunDirWriteError as error:  # disk full / read-only: resumable, like a lost server
+        print(f"evaluator: {error}", file=sys.stderr)
+        return 1
     except (ParameterError, EvaluatorConfigError, StoreError, DatasetError) as error:
         print(f"evaluator: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # e.g. the report on a full disk
+        print(
+            f"evaluator: cannot write {error.filename or 'the run dir'}: {error.strerror or error}",
+            file=sys.stderr,
+        )
+        return 1
     except ServersUnavailableError as error:
         print(f"evaluator: {error}", file=sys.stderr)
         return 1

@@ -31,7 +31,9 @@ from .spec import EvalSpec
 def run_in_process(spec: EvalSpec, *, stream: TextIO = sys.stderr, code_version: str = "") -> LoopOutcome:
     """Evaluate ``spec`` over its index slice into ``spec.run_dir`` (results, metrics)."""
     dataset = PInVerifyDataset(str(spec.sim["dataset_root"]))
-    records = dataset.read_pair_index(str(spec.sim["index_file"]))
+    index_file = dataset.index_path(str(spec.sim["index_file"]))
+    records = dataset.read_pair_index(index_file)
+    stream.write(f"[aiv-eval] {len(records)} pairs from {index_file} into {spec.run_dir}\n")
     env = PInVerifyEnv(
         records,
         dataset,

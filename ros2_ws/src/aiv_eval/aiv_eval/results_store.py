@@ -24,6 +24,11 @@ File format and semantics
 * ``run.json``: the run's identity (:class:`RunConfig`), written atomically when the run dir is created.
   Re-opening with a different configuration raises :class:`ConfigMismatchError` naming every differing key
   (dotted paths into the config dict).
+* **Unwritable run dir** (read-only file system, disk full): every write the store makes raises
+  :class:`RunDirWriteError`, one line naming the path and the OS's reason. A failed append is rolled back
+  first, so what was recorded stays intact, and the episode whose record could not be written has no line at
+  all: running the same command once the dir is writable again runs it as the same attempt, and the file ends
+  byte-identical to an uninterrupted run.
 * ``.lock``: held with ``fcntl.flock(LOCK_EX | LOCK_NB)`` while a :class:`ResultsStore` is open, so two
   evaluators cannot write the same run dir (:class:`RunDirLockedError`). Readers (:func:`load_run`, metrics,
   reports) take no lock.
@@ -88,6 +93,35 @@ class CorruptResultsError(StoreError):
 
 class DuplicateEpisodeError(StoreError):
     """The episode key already has a completed ("ok") record."""
+
+
+class RunDirWriteError(StoreError):
+    """Something in the run dir cannot be written (read-only file system, no space left, no permission).
+
+    Not an episode's failure: the run stops, keeps what it recorded, and resumes once the dir is writable. A
+    separate class so callers can tell it apart from bad input (the CLIs exit 1 for it, 2 for bad input) and so
+    an episode driver that records dataset ``OSError`` s as infrastructure failures does not swallow it.
+    """
+
+    def __init__(self, path: Path, error: OSError) -> None:
+        self.path = path
+        self.errno = error.errno
+        reason = error.strerror or str(error) or type(error).__name__
+        super().__init__(
+            f"cannot write {path}: {reason}; what was recorded is kept, make it writable (or free space) and "
+            "run the same command to resume"
+        )
+
+
+@contextlib.contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Turn an ``OSError`` raised while writing ``path`` into a :class:`RunDirWriteError` naming it."""
+    try:
+        yield
+    except RunDirWriteError:
+        raise
+    except OSError as error:
+        raise RunDirWriteError(Path(error.filename) if error.filename else path, error) from error
 
 
 # ------------------------------------------------------------------------------------------------ run config
@@ -217,13 +251,19 @@ def _fsync_dir(path: Path) -> None:
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` as indented JSON via a temp file + fsync + rename (readers never see a partial file)."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2, ensure_ascii=False, allow_nan=False)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    with writing(path):
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(data, f, indent=2, ensure_ascii=False, allow_nan=False)
+                f.write("\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):  # no half-written temp file left behind
+                tmp.unlink()
+            raise
+        _fsync_dir(path.parent)
 
 
 def read_run_config(run_dir: str | os.PathLike[str]) -> RunConfig:
@@ -384,8 +424,9 @@ class ResultsStore:
         :class:`RunDirLockedError`, :class:`ConfigMismatchError`, :class:`CorruptResultsError`.
         """
         path = Path(run_dir)
-        path.mkdir(parents=True, exist_ok=True)
-        lock_fd = cls._acquire_lock(path)
+        with writing(path):
+            path.mkdir(parents=True, exist_ok=True)
+            lock_fd = cls._acquire_lock(path)
         try:
             run_file = path / RUN_FILE
             if run_file.exists():
@@ -408,9 +449,11 @@ class ResultsStore:
                 write_json_atomic(run_file, run_config.to_json_dict())
             parsed = _parse_results(path / RESULTS_FILE, repair=True)
             if parsed.torn is not None:
-                cls._truncate(path / RESULTS_FILE, parsed.good_length)
+                with writing(path / RESULTS_FILE):
+                    cls._truncate(path / RESULTS_FILE, parsed.good_length)
                 LOG.warning(parsed.torn.describe(path / RESULTS_FILE))
-            return cls(path, run_config, lock_fd, parsed)
+            with writing(path / RESULTS_FILE):
+                return cls(path, run_config, lock_fd, parsed)
         except BaseException:
             os.close(lock_fd)
             raise
@@ -506,8 +549,9 @@ class ResultsStore:
         """Append one record durably (write + flush + fsync).
 
         Raises :class:`DuplicateEpisodeError` if the key is already complete, :class:`StoreError` if the record
-        carries another run's id or the store is closed. On a failed write the file is truncated back to its
-        previous length, so no partial line is left behind.
+        carries another run's id or the store is closed, :class:`RunDirWriteError` if the line cannot be
+        written. On a failed write the file is truncated back to its previous length, so no partial line is
+        left behind (and the store's counts are unchanged: the episode is simply not recorded).
         """
         if self.closed:
             raise StoreError(f"store for {self.run_dir} is closed")
@@ -529,12 +573,14 @@ class ResultsStore:
                 written = os.write(self._fd, view)
                 view = view[written:]
             os.fsync(self._fd)
-        except BaseException:
+        except BaseException as error:
             # Roll back to the last complete line so the file never holds a partial record.
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, self._size)
             with contextlib.suppress(OSError):
                 os.fsync(self._fd)
+            if isinstance(error, OSError):
+                raise RunDirWriteError(self.results_path, error) from error
             raise
         self._size += len(line)
         self._effective[record.episode_key] = record

@@ -116,7 +116,7 @@ class OfflineSimNode(Node):
         self.move_server = ActionServer(self, MoveToSector, action_name, self.on_move)
         self.create_timer(1.0, self.publish_diagnostics)
         self.get_logger().info(
-            f"serving {self.service.size} pairs from {dataset_root} ({index_file}); "
+            f"serving {self.service.size} pairs from {dataset_root} ({dataset.index_path(index_file)}); "
             f"max_steps={max_steps}, seed={seed} ({seed_policy}), privileged_output={self.privileged}"
         )
 
