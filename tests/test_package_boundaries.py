@@ -3,6 +3,7 @@
 - ``aiv_verifier`` runs on a robot: none of its modules imports the simulator, the generator or the evaluation.
 - ``aiv_dataset`` is the format alone: no ROS, no other project package.
 - ``aiv_synth`` (the generator) is a tool: no run-time package imports it, and it needs nothing but the format.
+- ``aiv_bags`` (tour bags) reads and writes bags with rosbags, not rclpy, on top of the format alone.
 - Only node modules import rclpy; the ROS-free cores stay importable without a ROS installation.
 """
 
@@ -14,7 +15,15 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "ros2_ws" / "src"
-PROJECT_PACKAGES = ("aiv_common", "aiv_dataset", "aiv_synth", "aiv_offline_sim", "aiv_verifier", "aiv_eval")
+PROJECT_PACKAGES = (
+    "aiv_common",
+    "aiv_dataset",
+    "aiv_synth",
+    "aiv_offline_sim",
+    "aiv_verifier",
+    "aiv_eval",
+    "aiv_bags",
+)
 
 FORBIDDEN: dict[str, set[str]] = {
     "aiv_verifier": {"aiv_offline_sim", "aiv_synth", "aiv_eval"},
@@ -22,6 +31,7 @@ FORBIDDEN: dict[str, set[str]] = {
     "aiv_synth": {"aiv_common", "aiv_offline_sim", "aiv_verifier", "aiv_eval", "rclpy"},
     "aiv_offline_sim": {"aiv_synth", "aiv_verifier", "aiv_eval"},
     "aiv_eval": {"aiv_synth"},
+    "aiv_bags": {"aiv_common", "aiv_synth", "aiv_offline_sim", "aiv_verifier", "aiv_eval", "rclpy"},
 }
 
 

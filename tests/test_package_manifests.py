@@ -18,6 +18,7 @@ MANIFESTS = sorted(SRC.glob("*/package.xml"))
 
 def test_every_package_has_a_manifest():
     assert {path.parent.name for path in MANIFESTS} == {
+        "aiv_bags",
         "aiv_common",
         "aiv_dataset",
         "aiv_eval",

@@ -116,7 +116,8 @@ def test_one_bad_episode_is_reported_and_skipped_by_scans(tiny):
 def test_invalid_index_lines_are_reported_and_good_lines_served(tiny, line, line_field, message):
     episode = tiny.add_episode()
     good = tiny.pair(episode)
-    path = tiny.write_index("pv_index_all.jsonl", [good, line, "", good])
+    other = tiny.pair(tiny.add_episode(EpisodeSpec(episode="1")))  # an index lists every pair once
+    path = tiny.write_index("pv_index_all.jsonl", [good, line, "", other])
     with pytest.raises(DatasetError) as info:
         read_pair_index(path)
     assert info.value.line == 2 and info.value.field == line_field and message in str(info.value)
@@ -225,9 +226,10 @@ def test_image_path_escaping_in_meta_is_a_field_error(tiny, rgb):
 
 
 def test_environment_serves_the_rest_of_an_index_with_broken_entries(tiny):
-    episodes = [tiny.add_episode(EpisodeSpec(episode=str(i), views=ring(traps={8}))) for i in range(3)]
+    episodes = [tiny.add_episode(EpisodeSpec(episode=str(i), views=ring(traps={8}))) for i in range(4)]
     (episodes[1].directory / "meta.json").write_text(json.dumps({"scene_key": "x"}))
-    _corrupt(episodes[2].directory / "rgb" / "rgb_s8_far.png", "garbage")
+    _corrupt(episodes[2].directory / "rgb" / "rgb_s8_far.png", "truncated")  # header intact: found when shown
+    _corrupt(episodes[3].directory / "rgb" / "rgb_s8_far.png", "garbage")  # not an image: refused at load
     records = [parse_pair_record(tiny.pair(e), Where.of("t")) for e in episodes]
     env = PInVerifyEnv(records, PInVerifyDataset(tiny.root))
     assert env.reset(0).load_image().shape == (64, 36, 3)
@@ -238,6 +240,8 @@ def test_environment_serves_the_rest_of_an_index_with_broken_entries(tiny):
     obs, _, _, _ = env.step(Action.move("front-left"))
     with pytest.raises(DatasetError, match="readable PNG"):
         obs.load_image()
+    with pytest.raises(DatasetError, match="readable PNG"):
+        env.reset(3)
     assert env.reset(0).step_count == 0
 
 
@@ -248,7 +252,7 @@ def test_validate_lists_every_problem_of_a_damaged_dataset(tiny):
     _corrupt(corrupt.directory / "mask" / "mask_s6_near.png", "truncated")
     (ok.directory.parent / "3").mkdir()  # an episode directory without meta.json
     tiny.write_descriptions()
-    bad_line = dict(tiny.pair(ok), target_object_category="keys", query_object_category="keys")
+    bad_line = dict(tiny.pair(corrupt), target_object_category="keys", query_object_category="keys")
     tiny.write_index("pv_index_all.jsonl", [tiny.pair(ok), "{", bad_line, tiny.pair(nan)])
     result = validate_dataset(tiny.root)
     text = str(result.report)

@@ -88,7 +88,7 @@ def test_loop_plays_episodes_exactly_as_the_reference_rules(tmp_path, fusion) ->
 
 def test_every_step_is_reported_once_with_its_frame_and_outcome(tmp_path) -> None:
     env = _env(tmp_path)
-    port = EnvPort(env, 0)
+    port = EnvPort.open(env, 0)
     session = _session(_factory(fusion="majority"), port, "ep0")
     seen = []
     trace = run_episode(
@@ -106,7 +106,7 @@ def test_every_step_is_reported_once_with_its_frame_and_outcome(tmp_path) -> Non
 
 def test_a_budget_that_runs_out_before_the_agent_answers_is_a_failure(tmp_path) -> None:
     env = _env(tmp_path)
-    port = EnvPort(env, 0)
+    port = EnvPort.open(env, 0)
     session = _session(_factory(fusion="majority"), port, "ep0")  # majority answers at its 6th view only
     trace = run_episode(session, port, episode_key="ep0", budget=2)
     assert trace.failure_reason == "the step budget of 2 ran out without a decision"
@@ -117,7 +117,7 @@ def test_a_budget_that_runs_out_before_the_agent_answers_is_a_failure(tmp_path) 
 
 def test_a_move_the_environment_refuses_ends_the_episode_with_its_words(tmp_path) -> None:
     env = _env(tmp_path, max_steps=2)  # the horizon comes before the agent's sixth view
-    port = EnvPort(env, 1)
+    port = EnvPort.open(env, 1)
     session = _session(_factory(fusion="majority"), port, "ep1", max_steps=6)
     trace = run_episode(session, port, episode_key="ep1", budget=6)
     assert trace.failure_reason == (
@@ -131,6 +131,8 @@ def test_an_agent_that_fails_costs_the_episode_not_the_caller(tmp_path) -> None:
     factory = _factory()
     session, trace, _ = run_env_episode(env, 0, factory, episode_key="ep0")
     assert not trace.failed
-    again = run_episode(session, EnvPort(env, 0), episode_key="ep0", budget=6)  # the session has answered
+    again = run_episode(
+        session, EnvPort.open(env, 0), episode_key="ep0", budget=6
+    )  # the session has answered
     assert again.failure_reason.startswith("agent error at step 0: RuntimeError(")
     assert "already decided" in again.failure_reason and again.steps == 0

@@ -5,24 +5,33 @@ file, ends a wrong type in a traceback, and accepts ``ros2 param set`` for a val
 start-up. Here every parameter gets a ``ParameterDescriptor`` (description, accepted choices, numeric range,
 read-only), every value given on the command line or in a params file is checked by the same
 :class:`~aiv_common.parameter_spec.ParameterSpec` that ``aiv-eval`` uses, and a key that matches no declared
-parameter is refused. All refusals are one-line :class:`~aiv_common.parameter_spec.ParameterError`\\ s.
+parameter is refused. A parameter whose name ends in one of :data:`ROS_NAME_SUFFIXES` holds a topic, service,
+action or node name; a value rclpy would refuse only when the node creates that entity (a traceback, far
+from the parameter) is refused at declaration instead. All refusals are one-line
+:class:`~aiv_common.parameter_spec.ParameterError`\\ s.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import rclpy
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
-from rclpy.exceptions import ParameterException
+from rclpy.exceptions import NameValidationException, ParameterException
+from rclpy.expand_topic_name import expand_topic_name
 from rclpy.node import Node
+from rclpy.validate_full_topic_name import validate_full_topic_name
 
 from .parameter_spec import ParameterError, ParameterSpec, Scalar, table_by_name, unknown_parameter_message
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+#: Parameters named ``*_topic``, ``*_service``, ``*_action`` or ``*_node`` hold ROS names (empty: not used).
+ROS_NAME_SUFFIXES = ("_topic", "_service", "_action", "_node")
+_RCL_SOURCE_SUFFIX = re.compile(r", at \S+:\d+$")
 
 
 def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
@@ -82,12 +91,35 @@ def declare_specs(node: Node, table: Iterable[ParameterSpec]) -> dict[str, Scala
     values: dict[str, Scalar] = {}
     for spec in table:
         value = spec.check(given[spec.name]) if spec.name in given else spec.default
+        if isinstance(value, str) and value and spec.name.endswith(ROS_NAME_SUFFIXES):
+            problem = ros_name_problem(node, value)
+            if problem is not None:
+                raise ParameterError(
+                    f"parameter {spec.name!r} = {value!r}; expected a valid ROS name: {problem}"
+                )
         try:
             node.declare_parameter(spec.name, value, descriptor(spec), ignore_override=True)
         except ParameterException as error:  # a check of rclpy's own that the spec did not make
             raise ParameterError(f"parameter {spec.name!r} = {value!r}: {_first_line(error)}") from error
         values[spec.name] = value
     return values
+
+
+def ros_name_problem(node: Node, name: str) -> str | None:
+    """Why rclpy would refuse ``name`` as a topic, service, action or node name on ``node``; None if it is valid.
+
+    The name is expanded as rclpy expands it (``~``, ``{node}``, the node's namespace), then validated.
+    """
+    try:
+        validate_full_topic_name(expand_topic_name(name, node.get_name(), node.get_namespace()))
+    except (NameValidationException, ValueError) as error:
+        # rcl's text: "topic name 'x y' is invalid: <why>, at <file>:<line>"; rclpy's: "Invalid topic name: <why>:"
+        text = _first_line(error).split(" is invalid: ", 1)[-1]
+        text = _RCL_SOURCE_SUFFIX.sub("", text)
+        if text.startswith("Invalid "):
+            text = text.split(": ", 1)[-1]
+        return text.rstrip(":").strip() or "rejected by rcl"
+    return None
 
 
 def refuse_unknown_parameters(node: Node, known: Iterable[str]) -> None:

@@ -24,16 +24,19 @@ from .distractors import (
     load_distractor_map,
     save_distractor_map,
 )
+from .episode_checks import check_episode, episode_problems
 from .errors import DatasetError, Problem, ProblemReport
 from .images import ImageRef, load_mask, load_rgb, probe_image
 from .index_records import (
     EpisodeEntry,
+    PairIndexScan,
     PairRecord,
     parse_episode_entry,
     parse_pair_record,
     read_episode_index,
     read_pair_index,
     read_pair_index_lines,
+    scan_pair_index,
     write_jsonl,
 )
 from .layout import Episode, PInVerifyDataset
@@ -67,11 +70,14 @@ __all__ = [
     "MergeCacheEntry",
     "ObjectDescriptions",
     "PInVerifyDataset",
+    "PairIndexScan",
     "PairRecord",
     "Problem",
     "ProblemReport",
     "ValidationResult",
     "Viewpoint",
+    "check_episode",
+    "episode_problems",
     "episode_stats",
     "format_tables",
     "load_attr_cache",
@@ -91,6 +97,7 @@ __all__ = [
     "read_pair_index",
     "read_pair_index_lines",
     "save_distractor_map",
+    "scan_pair_index",
     "sector_summary",
     "summarize",
     "validate_dataset",

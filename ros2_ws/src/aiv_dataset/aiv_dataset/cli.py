@@ -4,6 +4,7 @@
     aiv-dataset build-index ROOT --split val [--max-episodes N] [--out DIR] [--seed 42]
                             [--subsets 50 100 500 1000] [--distractors FILE]
     aiv-dataset stats ROOT --split val [--json FILE] [--per-episode]
+    aiv-dataset import-legacy-index IN OUT [--descriptions-out FILE]
 
 Exit status: 0 success, 1 problems found (validate) or nothing could be built, 2 bad usage or an unusable
 root. Problems go to stderr, one per line, in ``file:line: field 'x': message`` form.
@@ -23,6 +24,7 @@ from .distractors import load_distractor_map
 from .errors import DatasetError, ProblemReport
 from .index_builder import build_index
 from .layout import PInVerifyDataset
+from .legacy_index import convert_legacy_index
 from .stats import episode_stats, format_tables, summarize
 from .validate import IMAGE_CHECKS, validate_dataset
 
@@ -103,6 +105,16 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     return EXIT_OK if rows else EXIT_PROBLEMS
 
 
+def _cmd_import_legacy_index(args: argparse.Namespace) -> int:
+    result = convert_legacy_index(
+        Path(args.input),
+        Path(args.output),
+        descriptions_out=Path(args.descriptions_out) if args.descriptions_out else None,
+    )
+    print(result.summary())
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="aiv-dataset", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -134,6 +146,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     stats.add_argument("--per-episode", action="store_true", help="also print one line per episode")
     stats.set_defaults(func=_cmd_stats)
+
+    legacy = sub.add_parser(
+        "import-legacy-index",
+        help="convert the reference's legacy index lines (scene_key, episode_id, object_id, captures_meta, "
+        "text_pos, ...) into a pair index",
+    )
+    legacy.add_argument("input", help="legacy index .jsonl (pair-shaped lines are accepted too)")
+    legacy.add_argument("output", help="pair index .jsonl to write")
+    legacy.add_argument(
+        "--descriptions-out",
+        help="also write the lines' text_pos / text_neg as a description file (must not exist yet)",
+    )
+    legacy.set_defaults(func=_cmd_import_legacy_index)
     return parser
 
 

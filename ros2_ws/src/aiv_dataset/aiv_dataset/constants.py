@@ -30,3 +30,16 @@ MERGE_CACHE_FILENAME = "merge_cache.json"
 FULL_INDEX_FILENAME = "pv_index_all.jsonl"
 DEFAULT_SUBSET_SIZES: tuple[int, ...] = (50, 100, 500, 1000)
 DEFAULT_SEED = 42
+
+#: Largest number a dataset file may hold in any numeric field: the float32 maximum. Boxes travel in float32
+#: message fields (``aiv_interfaces/Detection2D``), and a value beyond this range would arrive as infinity
+#: over ROS while the in-process evaluation kept it, so the two modes could decide differently.
+FLOAT32_MAX = 3.4028234663852886e38
+
+#: Largest image side (pixels) a dataset may declare. Above any camera in use (the benchmark is 360 x 640, 8K
+#: video is 7680 x 4320) and small enough that a square image stays under Pillow's decompression-bomb warning
+#: and its width x height x 3 bytes fit the uint32 fields of ``sensor_msgs/Image``.
+MAX_IMAGE_SIDE = 8192
+
+#: Largest pixel count of one image (mask areas, visibility thresholds); fits a uint32 message field.
+MAX_IMAGE_PIXELS = MAX_IMAGE_SIDE * MAX_IMAGE_SIDE

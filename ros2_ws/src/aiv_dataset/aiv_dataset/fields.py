@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
+from .constants import FLOAT32_MAX
 from .errors import DatasetError
 
 T = TypeVar("T")
@@ -105,12 +106,43 @@ def as_bool(value: Any, where: Where) -> bool:
 
 
 def as_number(value: Any, where: Where) -> float:
-    """A finite JSON number (bools are rejected even though Python treats them as ints)."""
+    """A finite JSON number within the float32 range (bools are rejected even though Python treats them as
+    ints).
+
+    The float32 bound holds for every number of every dataset file: some of them travel in float32 message
+    fields, where a larger value turns into infinity, and none of them has a legitimate reason to be larger.
+    Huge integers are refused by the same bound (before anything converts them to a float and overflows).
+    """
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise where.expected("a finite number", value)
     if isinstance(value, float) and not math.isfinite(value):
         raise where.expected("a finite number", value)
+    if abs(value) > FLOAT32_MAX:
+        raise where.error(
+            f"expected a number of magnitude at most {FLOAT32_MAX:.7g} (the float32 range), got {_short(value)}"
+        )
     return value
+
+
+def _short(value: int | float) -> str:
+    """A number for a message: huge integers in scientific notation instead of hundreds of digits."""
+    if isinstance(value, int) and abs(value) >= 10**16:
+        digits = str(abs(value))
+        sign = "-" if value < 0 else ""
+        return f"{sign}{digits[0]}.{digits[1:7]}e+{len(digits) - 1}"
+    return repr(value)
+
+
+def as_bounded(
+    value: Any, where: Where, *, minimum: float | None = None, maximum: float | None = None
+) -> float:
+    """A finite number (see :func:`as_number`) inside ``[minimum, maximum]`` (either end optional)."""
+    number = as_number(value, where)
+    if minimum is not None and number < minimum:
+        raise where.error(f"expected a number >= {minimum:g}, got {_short(number)}")
+    if maximum is not None and number > maximum:
+        raise where.error(f"expected a number <= {maximum:g}, got {_short(number)}")
+    return number
 
 
 def as_int(value: Any, where: Where, *, minimum: int | None = None, maximum: int | None = None) -> int:
@@ -121,9 +153,9 @@ def as_int(value: Any, where: Where, *, minimum: int | None = None, maximum: int
             raise where.expected("an integer", value)
         number = int(number)
     if minimum is not None and number < minimum:
-        raise where.error(f"expected an integer >= {minimum}, got {number}")
+        raise where.error(f"expected an integer >= {minimum}, got {_short(number)}")
     if maximum is not None and number > maximum:
-        raise where.error(f"expected an integer <= {maximum}, got {number}")
+        raise where.error(f"expected an integer <= {maximum}, got {_short(number)}")
     return int(number)
 
 

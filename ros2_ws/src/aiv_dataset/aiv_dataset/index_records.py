@@ -7,13 +7,20 @@ Spec §2.4 / paper App. D, I.3. Two record shapes share one file format:
 
 Every field is validated, cross-field rules included (a positive pair has equal ids and label 1, a neg_same
 pair shares the category, ...), because a silently wrong label corrupts a benchmark number without any
-visible failure. Unknown keys are kept in ``extra`` and written back unchanged.
+visible failure. Unknown keys are kept in ``extra`` and written back unchanged. A line that names one key
+twice is refused (the decoder would otherwise keep the last value silently).
+
+A pair index as a whole must list every pair once, at least one pair, and no line may name a key twice: a
+repeated pair would be scored twice (or stop a resumable run at its second occurrence), an empty index would
+be "evaluated" as a run over zero episodes, and a repeated key means the writer of the file cannot be
+trusted. :func:`read_pair_index_lines` — the one reader every caller goes through — refuses such an index as a
+whole, naming the file and the line, even when a report lets it skip other malformed lines.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -21,6 +28,7 @@ from typing import Any
 from .constants import PAIR_TYPES, RAW_SECTOR_COUNT
 from .errors import DatasetError, ProblemReport
 from .fields import Where, as_id, as_int, as_list, as_mapping, as_str, optional, required
+from .json_text import RepeatedKeyError, parse_json
 from .paths import check_relative
 
 
@@ -138,7 +146,9 @@ def _entry_fields(obj: Mapping[str, Any], where: Where) -> dict[str, Any]:
         ("n_mask_visible", "valid_start_sectors"),
     )
     for count_key, list_key in counts:
-        count = optional(obj, count_key, where, lambda v, w: as_int(v, w, minimum=0))
+        count = optional(
+            obj, count_key, where, lambda v, w: as_int(v, w, minimum=0, maximum=RAW_SECTOR_COUNT)
+        )
         listed = len(values[list_key])
         if count is None:
             count = listed
@@ -158,6 +168,11 @@ def parse_episode_entry(data: Any, where: Where) -> EpisodeEntry:
 def parse_pair_record(data: Any, where: Where) -> PairRecord:
     """Validate a pair index line, including the label / pair_type / id consistency rules."""
     obj = as_mapping(data, where)
+    if "scene" not in obj and "scene_key" in obj:
+        raise where.at("scene").error(
+            "missing required field; the line is in the reference's legacy shape (scene_key, episode_id, "
+            "object_id, ...): convert the file with 'aiv-dataset import-legacy-index IN OUT'"
+        )
     values = _entry_fields(obj, where)
     query_id = required(obj, "query_object_id", where, as_id)
     query_cat = required(obj, "query_object_category", where, as_str)
@@ -206,48 +221,157 @@ def _read_lines(path: Path, display: str) -> list[str]:
         raise DatasetError(f"cannot read file ({exc.strerror or exc})", path=display) from None
 
 
+@dataclass
+class _JsonlLines:
+    records: list[tuple[int, Any]] = field(default_factory=list)  # parsed, with 1-based line numbers
+    non_blank: int = 0
+    repeated_keys: list[DatasetError] = field(default_factory=list)  # lines naming a key twice
+
+
 def _read_jsonl(
-    path: Path, parse: Any, report: ProblemReport | None, display: str | None
-) -> list[tuple[int, Any]]:
+    path: Path, parse: Callable[[Any, Where], Any], report: ProblemReport | None, display: str | None
+) -> _JsonlLines:
+    """Parse every non-blank line; a bad line raises (no ``report``) or is reported and skipped."""
     name = display or str(path)
-    records: list[tuple[int, Any]] = []
+    out = _JsonlLines()
     for number, text in enumerate(_read_lines(path, name), start=1):
         if not text.strip():
             continue
+        out.non_blank += 1
         where = Where.of(name, number)
         try:
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise where.error(f"invalid JSON: {exc.msg} (column {exc.colno})") from None
-            records.append((number, parse(data, where)))
+            out.records.append((number, parse(parse_json(text, where), where)))
         except DatasetError as error:
             if report is None:
                 raise
             report.add(error)
-    return records
+            if isinstance(error, RepeatedKeyError):
+                out.repeated_keys.append(error)
+    return out
 
 
-def read_pair_index(
+@dataclass(frozen=True)
+class PairIndexScan:
+    """A pair index read line by line, before the whole-file rules are applied.
+
+    ``lines`` holds the valid pairs with their line numbers, a repeated pair only at its first line;
+    ``repeats`` one error per line that repeats an earlier pair; ``repeated_keys`` the lines that name a key
+    twice (already in the caller's report, like every malformed line); ``empty`` the refusal of an index without
+    a single valid pair (``None`` when there is one). :func:`read_pair_index_lines` raises the first of these;
+    ``aiv-dataset validate`` reports them all.
+    """
+
+    path: str
+    lines: list[tuple[int, PairRecord]]
+    repeats: list[DatasetError]
+    repeated_keys: list[DatasetError]
+    empty: DatasetError | None
+
+    def refusal(self) -> DatasetError | None:
+        """Why the index as a whole cannot be served (the earliest such line first), or ``None``."""
+        fatal = sorted((*self.repeated_keys, *self.repeats), key=lambda error: error.line or 0)
+        if not fatal:
+            return self.empty
+        first = fatal[0]
+        if len(fatal) == 1:
+            return first
+        return DatasetError(
+            f"{first.reason} (and {len(fatal) - 1} more line(s) that make the index unusable)",
+            path=first.path,
+            line=first.line,
+            field=first.field,
+        )
+
+
+def _repeated_pairs(
+    lines: list[tuple[int, PairRecord]], name: str
+) -> tuple[list[tuple[int, PairRecord]], list[DatasetError]]:
+    """Split lines into first occurrences and repeats.
+
+    Two lines name the same pair when they share ``episode_path`` and ``query_object_id`` (the episode the
+    simulator loads and the query it hands out), or when they share the key results are filed under
+    (``scene``/``episode``/``query_object_id``, see ``aiv_eval.records.make_episode_key``): either way the
+    evaluator would score one pair twice.
+    """
+    by_episode: dict[tuple[str, str], int] = {}
+    by_result: dict[tuple[str, str, str], int] = {}
+    kept: list[tuple[int, PairRecord]] = []
+    repeats: list[DatasetError] = []
+    for number, record in lines:
+        where = Where.of(name, number).at("query_object_id")
+        episode_id = (record.episode_path, record.query_object_id)
+        result_id = (record.scene, record.episode, record.query_object_id)
+        if episode_id in by_episode:
+            repeats.append(
+                where.error(
+                    f"the pair (episode_path {record.episode_path!r}, query_object_id {record.query_object_id!r})"
+                    f" is already listed on line {by_episode[episode_id]}; an index lists every pair once"
+                )
+            )
+            continue
+        if result_id in by_result:
+            repeats.append(
+                where.error(
+                    f"the pair (scene {record.scene!r}, episode {record.episode!r}, query_object_id "
+                    f"{record.query_object_id!r}) is already listed on line {by_result[result_id]}, which "
+                    "files its results under the same key; an index lists every pair once"
+                )
+            )
+            continue
+        by_episode[episode_id] = number
+        by_result[result_id] = number
+        kept.append((number, record))
+    return kept, repeats
+
+
+def scan_pair_index(
     path: Path, *, report: ProblemReport | None = None, display: str | None = None
-) -> list[PairRecord]:
-    """Read a pair index. Without ``report`` the first bad line raises; with it, bad lines are reported and
-    skipped so the remaining pairs can still be served."""
-    return [record for _, record in _read_jsonl(path, parse_pair_record, report, display)]
+) -> PairIndexScan:
+    """Read a pair index and find repeated pairs and emptiness without refusing the file for them.
+
+    Malformed lines raise (without ``report``) or are reported and skipped (with it), as in
+    :func:`read_pair_index`. Callers that serve or evaluate an index use :func:`read_pair_index_lines`.
+    """
+    name = display or str(path)
+    read = _read_jsonl(path, parse_pair_record, report, display)
+    kept, repeats = _repeated_pairs(read.records, name)
+    empty = None
+    if not kept:
+        lines = read.non_blank
+        detail = "the file has no lines" if lines == 0 else f"none of its {lines} line(s) is a valid pair"
+        empty = DatasetError(f"the index holds no verification pairs ({detail})", path=name)
+    return PairIndexScan(name, kept, repeats, read.repeated_keys, empty)
 
 
 def read_pair_index_lines(
     path: Path, *, report: ProblemReport | None = None, display: str | None = None
 ) -> list[tuple[int, PairRecord]]:
-    """As :func:`read_pair_index`, with the 1-based line number of every record (for cross-checks)."""
-    return _read_jsonl(path, parse_pair_record, report, display)
+    """Read a pair index: every record with its 1-based line number.
+
+    Without ``report`` the first bad line raises; with it, bad lines are reported and skipped so the remaining
+    pairs can still be served. An index that repeats a pair, has a line naming a key twice, or holds no valid
+    pair at all is refused as a whole either way (:class:`DatasetError` naming the file and the first such
+    line): serving part of it would hide the problem.
+    """
+    scan = scan_pair_index(path, report=report, display=display)
+    refusal = scan.refusal()
+    if refusal is not None:
+        raise refusal
+    return scan.lines
+
+
+def read_pair_index(
+    path: Path, *, report: ProblemReport | None = None, display: str | None = None
+) -> list[PairRecord]:
+    """As :func:`read_pair_index_lines`, without the line numbers."""
+    return [record for _, record in read_pair_index_lines(path, report=report, display=display)]
 
 
 def read_episode_index(
     path: Path, *, report: ProblemReport | None = None, display: str | None = None
 ) -> list[EpisodeEntry]:
-    """Read a raw (unpaired) index; error handling as :func:`read_pair_index`."""
-    return [record for _, record in _read_jsonl(path, parse_episode_entry, report, display)]
+    """Read a raw (unpaired) index; malformed lines are handled as by :func:`read_pair_index`."""
+    return [record for _, record in _read_jsonl(path, parse_episode_entry, report, display).records]
 
 
 def write_jsonl(path: Path, records: Iterable[EpisodeEntry]) -> int:

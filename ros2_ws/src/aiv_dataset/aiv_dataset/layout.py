@@ -179,30 +179,41 @@ class PInVerifyDataset:
 
     # -- descriptions, caches, distractors ------------------------------------------------------------------
 
+    def dataset_file(self, *parts: str) -> Path:
+        """A file at a fixed place of the layout (descriptions, caches, distractor maps), confined to the root.
+
+        Like every other path the data layer hands out, it goes through :meth:`DatasetRoot.resolve`: a
+        symbolic link that leads out of the dataset root is refused with a :class:`DatasetError` naming the
+        file, whether or not its target exists, instead of being read.
+        """
+        return self.root.resolve(*parts, where=Where.of(self.path.joinpath(*parts)))
+
     def descriptions_file(self) -> Path | None:
         """The description file the evaluator uses: the with-category one if present, else the plain one."""
         for name in (DESCRIPTIONS_WITH_CATEGORY_FILENAME, DESCRIPTIONS_FILENAME):
-            candidate = self.path / name
+            candidate = self.dataset_file(name)
             if candidate.is_file():
                 return candidate
         return None
 
     def load_descriptions(self, *, report: ProblemReport | None = None) -> DescriptionDB | None:
+        """The description database, or ``None`` when the dataset has no description file. With ``report``,
+        malformed entries are recorded and skipped; a file leading out of the root always raises."""
         file = self.descriptions_file()
         return None if file is None else load_descriptions(file, report=report)
 
     def load_distractor_map(self, split: str, *, report: ProblemReport | None = None) -> DistractorMap | None:
-        file = self.path / split / DISTRACTOR_MAP_FILENAME
+        file = self.dataset_file(split, DISTRACTOR_MAP_FILENAME)
         return load_distractor_map(file, report=report) if file.is_file() else None
 
     def load_category_cache(self, *, report: ProblemReport | None = None) -> dict[str, CategoryCacheEntry]:
-        file = self.path / CATEGORY_CACHE_FILENAME
+        file = self.dataset_file(CATEGORY_CACHE_FILENAME)
         return load_category_cache(file, report=report) if file.is_file() else {}
 
     def load_attr_cache(self, *, report: ProblemReport | None = None) -> dict[str, AttrCacheEntry]:
-        file = self.path / ATTR_CACHE_FILENAME
+        file = self.dataset_file(ATTR_CACHE_FILENAME)
         return load_attr_cache(file, report=report) if file.is_file() else {}
 
     def load_merge_cache(self, *, report: ProblemReport | None = None) -> dict[str, MergeCacheEntry]:
-        file = self.path / MERGE_CACHE_FILENAME
+        file = self.dataset_file(MERGE_CACHE_FILENAME)
         return load_merge_cache(file, report=report) if file.is_file() else {}

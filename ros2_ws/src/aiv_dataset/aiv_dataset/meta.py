@@ -12,7 +12,6 @@ capture as true (the environment's and builder's reading of ``captures``).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -20,11 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .constants import RAW_SECTOR_COUNT, VIEW_TYPES
+from .constants import FLOAT32_MAX, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, RAW_SECTOR_COUNT, VIEW_TYPES
 from .errors import DatasetError
 from .fields import (
     Where,
     as_bool,
+    as_bounded,
     as_id,
     as_int,
     as_list,
@@ -35,6 +35,7 @@ from .fields import (
     optional,
     required,
 )
+from .json_text import parse_json
 from .paths import check_relative
 
 _TAG_SECTOR = re.compile(r"^s(\d+)(?:_|$)")
@@ -187,8 +188,16 @@ def _view_type(value: Any, where: Where) -> str:
     return text
 
 
+def _pixel_coordinate(value: Any, where: Where) -> float:
+    return as_bounded(value, where, minimum=0, maximum=MAX_IMAGE_SIDE)
+
+
 def _bbox(value: Any, where: Where) -> tuple[float, float, float, float]:
-    x0, y0, x1, y1 = as_vector(value, where, 4)
+    """A GT box in pixels: inside ``[0, MAX_IMAGE_SIDE]`` on both axes (it travels in float32 fields)."""
+    items = as_list(value, where)
+    if len(items) != 4:
+        raise where.error(f"expected a list of 4 numbers, got {len(items)} item(s)")
+    x0, y0, x1, y1 = (_pixel_coordinate(item, where.at(i)) for i, item in enumerate(items))
     if x1 < x0 or y1 < y0:
         raise where.error(
             f"expected [xmin, ymin, xmax, ymax] with xmin <= xmax and ymin <= ymax, got {list(value)}"
@@ -265,12 +274,14 @@ def parse_viewpoint(data: Any, where: Where, *, list_position: int, generation: 
         camera_position=position,
         camera_rotation_wxyz=rotation,
         mask_bbox_xyxy=optional(obj, "mask_bbox_xyxy", where, _bbox),
-        mask_area_px=optional(obj, "mask_area_px", where, lambda v, w: as_int(v, w, minimum=0)),
-        mask_area_fraction=optional(obj, "mask_area_fraction", where, as_number),
+        mask_area_px=optional(obj, "mask_area_px", where, _pixel_count),
+        mask_area_fraction=optional(
+            obj, "mask_area_fraction", where, lambda v, w: as_bounded(v, w, minimum=0, maximum=1)
+        ),
         has_mask=optional(obj, "has_mask", where, as_bool),
         in_frustum=optional(obj, "in_frustum", where, as_bool),
         range_label=range_label,
-        radius_m=optional(obj, "radius_m", where, as_number),
+        radius_m=optional(obj, "radius_m", where, lambda v, w: as_bounded(v, w, minimum=0)),
         angle_deg_range=optional(obj, "angle_deg_range", where, _range),
         raw=dict(obj),
     )
@@ -297,20 +308,55 @@ def parse_view_list(data: Any, where: Where, *, generation: str) -> tuple[Viewpo
     return views
 
 
+def _pixel_count(value: Any, where: Where) -> int:
+    return as_int(value, where, minimum=0, maximum=MAX_IMAGE_PIXELS)
+
+
+def _image_side(value: Any, where: Where) -> int:
+    return as_int(value, where, minimum=1, maximum=MAX_IMAGE_SIDE)
+
+
 def _intrinsics(value: Any, where: Where) -> CameraIntrinsics:
+    """The camera block: image size within :data:`MAX_IMAGE_SIDE`, fields of view in (0, 180) degrees, and a
+    derived focal length that is finite, positive and inside the float32 range (a field of view of 1e-40
+    degrees would otherwise give a focal length of 1e45 px). Explicit ``fx``/``fy``/``cx``/``cy`` keys, which
+    some writers add, are not used (the published camera model is derived from the fields of view) but must
+    still make sense when present: positive focal lengths, a principal point inside the image."""
     obj = as_mapping(value, where)
+    width = required(obj, "width", where, _image_side)
+    height = required(obj, "height", where, _image_side)
     hfov = required(obj, "hfov_deg", where, as_number)
     if not 0.0 < hfov < 180.0:
         raise where.at("hfov_deg").error(f"expected a field of view in (0, 180) degrees, got {hfov}")
     vfov = optional(obj, "vfov_deg", where, as_number)
     if vfov is not None and not 0.0 < vfov < 180.0:
         raise where.at("vfov_deg").error(f"expected a field of view in (0, 180) degrees, got {vfov}")
-    return CameraIntrinsics(
-        width=required(obj, "width", where, lambda v, w: as_int(v, w, minimum=1)),
-        height=required(obj, "height", where, lambda v, w: as_int(v, w, minimum=1)),
-        hfov_deg=float(hfov),
-        vfov_deg=None if vfov is None else float(vfov),
+    camera = CameraIntrinsics(
+        width=width, height=height, hfov_deg=float(hfov), vfov_deg=None if vfov is None else float(vfov)
     )
+    for name, focal, fov_key in (("fx", camera.fx, "hfov_deg"), ("fy", camera.fy, "vfov_deg")):
+        if not (math.isfinite(focal) and 0.0 < focal <= FLOAT32_MAX):
+            raise where.at(fov_key).error(
+                f"gives the focal length {name} = {focal:g} px; expected a finite positive value within the "
+                "float32 range (the field of view is too narrow)"
+            )
+    optional(obj, "fx", where, _positive)
+    optional(obj, "fy", where, _positive)
+    optional(obj, "cx", where, lambda v, w: as_bounded(v, w, minimum=0, maximum=width))
+    optional(obj, "cy", where, lambda v, w: as_bounded(v, w, minimum=0, maximum=height))
+    return camera
+
+
+def _positive(value: Any, where: Where) -> float:
+    number = as_number(value, where)
+    if number <= 0:
+        raise where.error(f"expected a positive number, got {number!r}")
+    return number
+
+
+def _view_count(value: Any, where: Where) -> int:
+    """A count of viewpoints: one far and one near view per raw sector at most."""
+    return as_int(value, where, minimum=0, maximum=RAW_SECTOR_COUNT * len(VIEW_TYPES))
 
 
 def parse_meta(data: Any, source: str | Path) -> EpisodeMeta:
@@ -331,18 +377,24 @@ def parse_meta(data: Any, source: str | Path) -> EpisodeMeta:
         scene_id=optional(obj, "scene_id", where, as_str),
         goal_position=goal,
         camera_intrinsics=optional(obj, "camera_intrinsics", where, _intrinsics),
-        category_mask_threshold=optional(obj, "category_mask_threshold", where, as_number),
+        category_mask_threshold=optional(
+            obj,
+            "category_mask_threshold",
+            where,
+            lambda v, w: as_bounded(v, w, minimum=0, maximum=MAX_IMAGE_PIXELS),
+        ),
         viewpoints=viewpoints,
         captures=captures,
-        navigable_count=optional(obj, "navigable_count", where, lambda v, w: as_int(v, w, minimum=0)),
-        valid_mask_count=optional(obj, "valid_mask_count", where, lambda v, w: as_int(v, w, minimum=0)),
+        navigable_count=optional(obj, "navigable_count", where, _view_count),
+        valid_mask_count=optional(obj, "valid_mask_count", where, _view_count),
         success=optional(obj, "success", where, as_bool),
         raw=dict(obj),
     )
 
 
 def read_json(path: Path, *, display: str | None = None) -> Any:
-    """Read a JSON file, turning I/O, encoding and syntax failures into :class:`DatasetError`."""
+    """Read a JSON file, turning I/O, encoding and syntax failures and repeated keys into
+    :class:`DatasetError`."""
     name = display or str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -354,12 +406,7 @@ def read_json(path: Path, *, display: str | None = None) -> Any:
         raise DatasetError(f"file is not valid UTF-8 ({exc.reason} at byte {exc.start})", path=name) from None
     except OSError as exc:
         raise DatasetError(f"cannot read file ({exc.strerror or exc})", path=name) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(
-            f"invalid JSON: {exc.msg} (column {exc.colno})", path=name, line=exc.lineno
-        ) from None
+    return parse_json(text, Where.of(name), whole_file=True)
 
 
 def load_meta(path: Path, *, display: str | None = None) -> EpisodeMeta:

@@ -2,8 +2,14 @@
 
 A benchmark number is only as good as the files behind it. This walks a dataset root and checks what the
 loaders check lazily — plus what they cannot see one file at a time: images that are missing, truncated or
-of the wrong size, index lines whose episode is broken or disagrees with its meta.json, queries without
-descriptions. Problems are collected, never raised, so one run lists everything to fix.
+of the wrong size, index lines whose episode is broken or disagrees with its meta.json, indexes that repeat a
+pair or hold none, queries without descriptions (or without any description file). Problems are collected,
+never raised, so one run lists everything to fix.
+
+The per-episode checks are :mod:`.episode_checks`, the very functions the episode environment runs before it
+serves an episode; the index rules are those of the one index reader (:mod:`.index_records`). What validate
+reports is therefore exactly what the simulator and the evaluator would refuse (plus what only a full decode
+finds).
 """
 
 from __future__ import annotations
@@ -12,17 +18,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .constants import CAPTURE_SUBDIR, META_FILENAME
+from .constants import (
+    CAPTURE_SUBDIR,
+    DESCRIPTIONS_FILENAME,
+    DESCRIPTIONS_WITH_CATEGORY_FILENAME,
+    META_FILENAME,
+)
 from .descriptions import DescriptionDB
+from .episode_checks import IMAGE_CHECKS as IMAGE_CHECKS
+from .episode_checks import episode_problems
 from .errors import DatasetError, ProblemReport
 from .fields import Where
-from .images import probe_image
-from .index_records import PairRecord, read_pair_index_lines
+from .index_records import PairRecord, scan_pair_index
 from .layout import Episode, PInVerifyDataset
 from .meta import sector_summary
-
-#: How thoroughly image files are checked: full decode, header only, or not at all.
-IMAGE_CHECKS: tuple[str, ...] = ("decode", "header", "none")
 
 
 @dataclass
@@ -46,62 +55,6 @@ class ValidationResult:
         )
 
 
-def check_episode_images(episode: Episode, images: str = "decode") -> tuple[list[DatasetError], int]:
-    """Problems with the image files of an episode's navigable views (the ones an agent can be shown)."""
-    if images == "none":
-        return [], 0
-    problems: list[DatasetError] = []
-    checked = 0
-    intrinsics = episode.meta.camera_intrinsics
-    seen: set[str] = set()
-    for view in (*(episode.meta.viewpoints or ()), *(episode.meta.captures or ())):
-        if not view.navigable:
-            continue
-        for kind, relative in (("rgb", view.rgb), ("mask", view.mask_path)):
-            if not relative or relative in seen:
-                continue
-            seen.add(relative)
-            checked += 1
-            try:
-                path = episode.image_path(view, kind)
-                width, height = probe_image(path, decode=images == "decode", field=f"{view.name}.{kind}")
-            except DatasetError as error:
-                problems.append(error)
-                continue
-            if intrinsics is not None and (width, height) != (intrinsics.width, intrinsics.height):
-                problems.append(
-                    DatasetError(
-                        f"image is {width}x{height}, expected {intrinsics.width}x{intrinsics.height}"
-                        " (camera_intrinsics of meta.json)",
-                        path=path,
-                        field=f"{view.name}.{kind}",
-                    )
-                )
-    return problems, checked
-
-
-def check_episode_identity(episode: Episode) -> list[DatasetError]:
-    """The directory names ``<scene>/<episode>`` must match ``scene_key`` / ``episode_id`` in meta.json,
-    since results are filed by them."""
-    problems = []
-    parts = episode.episode_path.split("/")
-    where = Where.of(episode.meta.source)
-    if len(parts) >= 2:
-        if parts[-2] != episode.meta.scene_key:
-            problems.append(
-                where.at("scene_key").error(
-                    f"{episode.meta.scene_key!r} differs from directory {parts[-2]!r}"
-                )
-            )
-        if parts[-1] != episode.meta.episode_id:
-            problems.append(
-                where.at("episode_id").error(
-                    f"{episode.meta.episode_id!r} differs from directory {parts[-1]!r}"
-                )
-            )
-    return problems
-
-
 def _check_split(
     dataset: PInVerifyDataset, split: str, images: str, result: ValidationResult
 ) -> dict[str, Episode]:
@@ -118,8 +71,7 @@ def _check_split(
         except DatasetError as error:
             result.report.add(error)
             continue
-        problems, checked = check_episode_images(episode, images)
-        problems.extend(check_episode_identity(episode))
+        problems, checked = episode_problems(episode, images)
         result.images_checked += checked
         for problem in problems:
             result.report.add(problem)
@@ -213,7 +165,13 @@ def validate_dataset(
             continue
         episodes.update(_check_split(dataset, split, images, result))
 
-    descriptions = dataset.load_descriptions(report=result.report) if dataset.descriptions_file() else None
+    descriptions: DescriptionDB | None = None
+    descriptions_unreadable = False
+    try:
+        descriptions = dataset.load_descriptions(report=result.report)
+    except DatasetError as error:
+        result.report.add(error)
+        descriptions_unreadable = True
     for loader in (dataset.load_category_cache, dataset.load_attr_cache, dataset.load_merge_cache):
         with result.report.collect():
             loader(report=result.report)
@@ -226,12 +184,23 @@ def validate_dataset(
             continue
         result.index_files.append(str(file))
         try:
-            records = read_pair_index_lines(file, report=result.report)
+            dataset.dataset_file(*file.relative_to(dataset.path).parts)  # a link out of the root is refused
+            scan = scan_pair_index(file, report=result.report)
         except DatasetError as error:
             result.report.add(error)
             continue
-        result.index_records += len(records)
-        for line, record in records:
+        for problem in (*scan.repeats, *([scan.empty] if scan.empty is not None else [])):
+            result.report.add(problem)
+        result.index_records += len(scan.lines)
+        if scan.lines and descriptions is None and not descriptions_unreadable:
+            result.report.add(
+                DatasetError(
+                    f"the queries of its {len(scan.lines)} pair(s) have no descriptions: the dataset root has "
+                    f"neither {DESCRIPTIONS_WITH_CATEGORY_FILENAME} nor {DESCRIPTIONS_FILENAME}",
+                    path=file,
+                )
+            )
+        for line, record in scan.lines:
             for problem in _check_record(dataset, record, Where.of(file, line), episodes, descriptions):
                 result.report.add(problem)
     return result

@@ -5,7 +5,8 @@ evaluates the configuration over ROS (``--mode ros``, the default: simulator, ve
 processes with one params file) or in-process (``--mode inprocess``: the same agent and environment without
 ROS, for fast sweeps); both write the same records. A sweep runs every combination of the listed values into
 ``<run_dir>/<name>`` sub-directories. ``metrics``, ``compare``, ``table`` and ``report`` analyse finished runs;
-``bench`` measures the ROS path against the in-process path.
+``bench`` measures the ROS path against the in-process path. ``score-reference``, ``import-reference``
+and ``export-reference`` exchange results with the reference implementation (:mod:`.interchange`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .analysis_cli import add_analysis_subcommands, run_command
+from .interchange.cli import add_interchange_subcommands
 from .spec import EvalSpec, SpecError
 
 
@@ -65,8 +67,10 @@ def _run_one(spec: EvalSpec, mode: str) -> tuple[Path, bool]:
 
         outcome = run_in_process(spec)
         return outcome.run_dir, outcome.complete
+    from .in_process import load_evaluation_inputs
     from .ros_mode import RosEvaluation
 
+    load_evaluation_inputs(spec)  # an index or description file both modes refuse stops here, before any node
     result = RosEvaluation(spec).run()
     print(
         f"[aiv-eval] ROS run finished in {result.wall_s:.1f} s, evaluator exit code {result.evaluator_exit_code}; "
@@ -153,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", help="empty directory for both runs (default runs/bench/<time>)")
     bench.set_defaults(func=_bench)
     add_analysis_subcommands(sub)
+    add_interchange_subcommands(sub)
     return parser
 
 

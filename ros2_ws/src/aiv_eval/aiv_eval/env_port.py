@@ -1,15 +1,18 @@
 """The episode port over :class:`PInVerifyEnv` in-process: the no-ROS path of evaluation and regression.
 
-The episode itself is the verifier's one loop (:func:`aiv_verifier.agent.loop.run_episode`); this port only
-turns environment observations into the agent's frames and moves into environment steps. The conversions
-are exactly the ones the verifier node makes from the simulator's messages (see ``ros_port.py``), so for the
-same episode, configuration and seed both paths produce the same steps and verdict.
+The episode itself is the verifier's one loop (:func:`aiv_verifier.agent.loop.run_episode`); the episode side
+is the simulator node's own core, :class:`~aiv_offline_sim.episode_service.EpisodeService`: it starts the
+episode (query rules, loading and checking the files, decoding the first view), answers moves and decodes
+each new view, with the same refusals and words as over ROS. This port only turns its observations into the
+agent's frames, exactly as the verifier node does with the simulator's messages (see ``ros_port.py``), so for
+the same episode, configuration and seed both paths produce the same steps and verdict, broken input included.
 """
 
 from __future__ import annotations
 
-from aiv_dataset.vocabulary import MoveOutcome
-from aiv_offline_sim.environment import Action, Observation, PInVerifyEnv
+import numpy as np
+from aiv_offline_sim.environment import Observation, PInVerifyEnv
+from aiv_offline_sim.episode_service import EpisodeService, EpisodeStart
 from aiv_verifier.agent.factory import NO_OVERRIDES, AgentFactory, GoalOverrides
 from aiv_verifier.agent.frames import geometry_from_layout
 from aiv_verifier.agent.loop import run_episode
@@ -19,10 +22,12 @@ from aiv_verifier.agent.trace import EpisodeSummary, EpisodeTrace, summarize
 from aiv_verifier.verification.base import PrivilegedViewInfo
 
 
-def frame_from_observation(observation: Observation) -> ViewFrame:
-    """The agent's view of an environment observation (privileged fields only when the env provides them)."""
+def frame_from_observation(observation: Observation, image: np.ndarray | None = None) -> ViewFrame:
+    """The agent's view of an environment observation (privileged fields only when the env provides them);
+    ``image`` is the decoded frame when the caller already has it."""
     view = observation.privileged
-    image = observation.load_image()
+    if image is None:
+        image = observation.load_image()
     if view is None:
         return ViewFrame(
             image=image,
@@ -52,35 +57,67 @@ def frame_from_observation(observation: Observation) -> ViewFrame:
 
 
 class EnvPort:
-    """Episode ``index`` of ``env`` as a port; constructing it resets the environment to that episode
-    (``slice_start``: the first index of the evaluated slice, as the ROS evaluator sends it with StartEpisode).
+    """One started episode of an :class:`EpisodeService` as a port (see :meth:`open` to start one).
 
-    The environment's current observation is the only frame there is, so the request's stamp is not needed;
-    the observation itself says the step, sector and whether the last move failed. A dataset error while
-    loading an image is not a port failure: it propagates, and the evaluator records it as one.
+    The service's current observation is the only frame there is, so the request's stamp is not needed; the
+    observation itself says the step, sector and whether the last move failed. A move the service refuses,
+    or whose view cannot be shown, is a ``REJECTED`` report with the simulator's message, as over ROS.
     """
 
-    def __init__(self, env: PInVerifyEnv, index: int, slice_start: int = 0) -> None:
-        self.env = env
-        self.observation = env.reset(index, slice_start=slice_start)
+    def __init__(self, service: EpisodeService, start: EpisodeStart) -> None:
+        self.service = service
+        self.start = start
+        self.observation = start.observation
+
+    @classmethod
+    def open(cls, env: PInVerifyEnv, index: int, slice_start: int = 0) -> EnvPort:
+        """Start episode ``index`` of ``env`` (its description db supplies the query); raises
+        :class:`~aiv_offline_sim.episode_service.EpisodeRequestError` when the simulator would refuse it."""
+        service = EpisodeService(env, env.descriptions)
+        return cls(service, service.start(index=index, slice_start=slice_start))
 
     def frame(self, request: FrameRequest) -> ViewFrame:
-        return frame_from_observation(self.observation)
+        return frame_from_observation(self.observation, self.service.image_of(self.observation))
 
     def move(self, direction: str) -> MoveReport:
-        self.observation, _, _, info = self.env.step(Action.move(direction))
-        message = ""
-        if info.outcome is MoveOutcome.REJECTED:  # the words the simulator node answers with
-            message = f"step budget of {self.env.max_steps} exhausted; the episode ended undecided"
+        reply = self.service.move(direction)
+        if reply.observation is not None:
+            self.observation = reply.observation
         return MoveReport(
-            outcome=info.outcome,
-            trap_view=bool(info.trap_view),
-            sector=self.observation.current_sector,
-            message=message,
+            outcome=reply.outcome,
+            trap_view=reply.trap_view,
+            sector=reply.sector if reply.sector >= 0 else None,
+            message=reply.message,
         )
 
     def cancelled(self) -> bool:
         return False
+
+
+def play_episode(
+    port: EnvPort,
+    factory: AgentFactory,
+    *,
+    episode_key: str,
+    overrides: GoalOverrides = NO_OVERRIDES,
+    category_hint: str = "",
+) -> tuple[VerificationSession, EpisodeTrace[AgentStep], EpisodeSummary]:
+    """Play a started episode to the end with the query the service handed out."""
+    session = factory.new_session(
+        port.start.descriptions,
+        episode_key=episode_key,
+        max_steps=port.start.max_steps,
+        category_hint=category_hint,
+        overrides=overrides,
+    )
+    trace = run_episode(
+        session,
+        port,
+        episode_key=episode_key,
+        budget=session.max_steps,
+        start_sector=port.observation.current_sector,
+    )
+    return session, trace, summarize(session, trace)
 
 
 def run_env_episode(
@@ -93,25 +130,8 @@ def run_env_episode(
     category_hint: str = "",
     slice_start: int = 0,
 ) -> tuple[VerificationSession, EpisodeTrace[AgentStep], EpisodeSummary]:
-    """Play episode ``index`` to the end with the query descriptions the env attaches to observations."""
-    port = EnvPort(env, index, slice_start)
-    query_texts = tuple(port.observation.query_descriptions)
-    if not query_texts:
-        raise ValueError(
-            f"episode {episode_key!r}: no query descriptions (load the env with a description db)"
-        )
-    session = factory.new_session(
-        query_texts,
-        episode_key=episode_key,
-        max_steps=port.observation.max_steps,
-        category_hint=category_hint,
-        overrides=overrides,
+    """Start episode ``index`` of ``env`` and play it to the end (research tools and tests)."""
+    port = EnvPort.open(env, index, slice_start)
+    return play_episode(
+        port, factory, episode_key=episode_key, overrides=overrides, category_hint=category_hint
     )
-    trace = run_episode(
-        session,
-        port,
-        episode_key=episode_key,
-        budget=session.max_steps,
-        start_sector=port.observation.current_sector,
-    )
-    return session, trace, summarize(session, trace)

@@ -46,7 +46,7 @@ from .episode_client import (
     ServersUnavailableError,
 )
 from .identity import SIM_IDENTITY_KEYS, build_run_config, evaluation_slice
-from .loop import EpisodeJob, LoopOutcome, RunAborted, evaluate_index
+from .loop import EmptySelectionError, EpisodeJob, LoopOutcome, RunAborted, evaluate_index
 from .parameters import EVALUATOR_PARAMETERS
 from .scoring import failure_record, record_from_verdict, start_refused_reason, verifier_failed_reason
 
@@ -253,7 +253,7 @@ def main(args: list[str] | None = None) -> int:
     except RunDirWriteError as error:  # disk full / read-only: resumable, like a lost server
         print(f"evaluator: {error}", file=sys.stderr)
         return 1
-    except (ParameterError, EvaluatorConfigError, StoreError, DatasetError) as error:
+    except (ParameterError, EvaluatorConfigError, StoreError, DatasetError, EmptySelectionError) as error:
         print(f"evaluator: {error}", file=sys.stderr)
         return 2
     except OSError as error:  # e.g. the report on a full disk

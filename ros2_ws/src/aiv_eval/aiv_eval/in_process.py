@@ -5,34 +5,76 @@ configuration (see ``transcripts.py`` and ``loop.py``), into the same resumable 
 episodes the ROS mode never plays: a query the simulator will not hand out (``served_descriptions``) and one
 the verifier refuses with its ``max_descriptions`` / ``max_description_chars`` (the query rules of
 ``aiv_dataset.query_rules``, limits from the spec's verifier section) are recorded as the same infrastructure
-failures, with the same reasons, in the same order of checks.
+failures, with the same reasons, in the same order of checks. So is an episode whose files the simulator
+refuses to load or show (invalid meta.json, images that do not match the camera or cannot be decoded, ...):
+episodes are started and moved through :class:`~aiv_offline_sim.episode_service.EpisodeService`, the
+simulator node's own core.
+
+What cannot be evaluated at all is refused before the first episode, as in the ROS mode
+(:func:`load_evaluation_inputs`): an index that repeats a pair, names a key twice on a line or holds none, a
+slice that selects no pair, a description file that leads outside the dataset root.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 
+from aiv_dataset.descriptions import DescriptionDB
 from aiv_dataset.errors import DatasetError
+from aiv_dataset.index_records import PairRecord
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_dataset.query_rules import description_problem
 from aiv_offline_sim.environment import PInVerifyEnv
-from aiv_offline_sim.episode_service import EpisodeRequestError, pair_key, served_descriptions
+from aiv_offline_sim.episode_service import (
+    EpisodeRequestError,
+    EpisodeService,
+)
 from aiv_verifier.agent.factory import AgentFactory
 
 from . import EpisodeRecord
 from .crop_thumbnails import CropWriter
-from .env_port import run_env_episode
-from .loop import EpisodeJob, LoopOutcome, evaluate_index
+from .env_port import EnvPort, play_episode
+from .loop import EmptySelectionError, EpisodeJob, LoopOutcome, evaluate_index, selected_range
 from .scoring import failure_record, record_from_session, start_refused_reason, verifier_failed_reason
 from .spec import EvalSpec
 
 
-def run_in_process(spec: EvalSpec, *, stream: TextIO = sys.stderr, code_version: str = "") -> LoopOutcome:
-    """Evaluate ``spec`` over its index slice into ``spec.run_dir`` (results, metrics)."""
+@dataclass(frozen=True)
+class EvaluationInputs:
+    """The dataset files an evaluation reads before its first episode, read and checked."""
+
+    dataset: PInVerifyDataset
+    index_file: Path
+    records: list[PairRecord]
+    descriptions: DescriptionDB | None
+
+
+def load_evaluation_inputs(spec: EvalSpec) -> EvaluationInputs:
+    """Read the index and the description file ``spec`` names, as the simulator reads them at start-up.
+
+    Raises :class:`DatasetError` (one line: file, line, field) when the evaluation cannot be run at all: a
+    malformed index line, a pair listed twice, an index without pairs or a slice that selects none of them
+    (either would be "evaluated" as a run over zero episodes), a description file leading outside the dataset
+    root. ``aiv-eval run`` calls it before either mode starts, so both refuse the same inputs with the same
+    message.
+    """
     dataset = PInVerifyDataset(str(spec.sim["dataset_root"]))
     index_file = dataset.index_path(str(spec.sim["index_file"]))
     records = dataset.read_pair_index(index_file)
+    try:
+        selected_range(len(records), spec.slice())
+    except EmptySelectionError as error:
+        raise DatasetError(f"evaluator {error}", path=index_file) from None
+    return EvaluationInputs(dataset, index_file, records, dataset.load_descriptions())
+
+
+def run_in_process(spec: EvalSpec, *, stream: TextIO = sys.stderr, code_version: str = "") -> LoopOutcome:
+    """Evaluate ``spec`` over its index slice into ``spec.run_dir`` (results, metrics)."""
+    inputs = load_evaluation_inputs(spec)
+    dataset, index_file, records = inputs.dataset, inputs.index_file, inputs.records
     stream.write(f"[aiv-eval] {len(records)} pairs from {index_file} into {spec.run_dir}\n")
     env = PInVerifyEnv(
         records,
@@ -42,7 +84,7 @@ def run_in_process(spec: EvalSpec, *, stream: TextIO = sys.stderr, code_version:
         seed_policy=str(spec.sim["seed_policy"]),
         view_priority=str(spec.sim["view_priority"]),
         privileged=bool(spec.sim["privileged_output"]),
-        descriptions=dataset.load_descriptions(),
+        descriptions=inputs.descriptions,
     )
     factory = AgentFactory.from_config(spec.agent_config())
     crops = CropWriter(dataset, spec.run_dir) if spec.evaluator["save_crops"] else None
@@ -51,6 +93,7 @@ def run_in_process(spec: EvalSpec, *, stream: TextIO = sys.stderr, code_version:
     max_descriptions = int(verifier_values["max_descriptions"])
     max_description_chars = int(verifier_values["max_description_chars"])
     slice_start = spec.slice()[0]
+    service = EpisodeService(env, inputs.descriptions)
 
     def refused(job: EpisodeJob, descriptions: tuple[str, ...], reason: str) -> EpisodeRecord:
         return failure_record(
@@ -63,20 +106,22 @@ def run_in_process(spec: EvalSpec, *, stream: TextIO = sys.stderr, code_version:
         )
 
     def run_episode(job: EpisodeJob) -> EpisodeRecord:
-        # The checks the ROS mode meets before an episode runs, in its order: the simulator's StartEpisode,
-        # then the verifier's goal check (which answers DECISION_FAILED, stop reason "rejected").
+        # The checks the ROS mode meets before an episode runs, in its order: the simulator's StartEpisode
+        # (the query it may hand out, loading the episode's files, decoding the first view: the service is the
+        # simulator node's own core), then the verifier's goal check (DECISION_FAILED, stop reason "rejected").
         try:
-            descriptions = served_descriptions(env.descriptions, job.pair)
+            start = service.start(index=job.index, slice_start=slice_start)
         except EpisodeRequestError as error:
             return refused(job, (), start_refused_reason(str(error)))
-        problem = description_problem(descriptions, max_descriptions, max_description_chars)
+        problem = description_problem(start.descriptions, max_descriptions, max_description_chars)
         if problem is not None:
-            return refused(job, descriptions, verifier_failed_reason("rejected", problem))
+            return refused(job, start.descriptions, verifier_failed_reason("rejected", problem))
         try:
             # The agent is seeded with the simulator's opaque pair key, exactly as the verifier node is.
-            session, trace, summary = run_env_episode(
-                env, job.index, factory, episode_key=pair_key(job.pair), slice_start=slice_start
-            )
+            session, trace, summary = play_episode(EnvPort(service, start), factory, episode_key=start.key)
+            if summary.decision is None:  # the verifier node answers DECISION_FAILED with these words
+                reason = verifier_failed_reason(summary.stop_reason, summary.failure_reason)
+                return refused(job, start.descriptions, reason)
             files = None
             if crops is not None:
                 files = [

@@ -34,6 +34,24 @@ class RunAborted(RuntimeError):
     """The driver cannot go on (e.g. a node stayed away); what was recorded so far stays, resume later."""
 
 
+class EmptySelectionError(ValueError):
+    """The index and the slice select no pair: there is nothing to evaluate, and a run over zero episodes
+    would look like a finished one (accuracy 0.0 over 0 episodes)."""
+
+
+def selected_range(count: int, slice_: tuple[int, int | None]) -> range:
+    """The index positions a slice selects from an index of ``count`` pairs; :class:`EmptySelectionError`
+    when it selects none."""
+    start, end = slice_
+    selected = range(start, count if end is None else min(end, count))
+    if not selected:
+        shown = "end" if end is None else str(end)
+        raise EmptySelectionError(
+            f"the slice [{start}, {shown}) selects no pair of an index of {count} pair(s); nothing to evaluate"
+        )
+    return selected
+
+
 EpisodeDriver = Callable[[EpisodeJob], EpisodeRecord]
 
 
@@ -70,12 +88,12 @@ def evaluate_index(
 
     An infrastructure failure is recorded (never scored) and retried at once; a key that fails every attempt
     keeps its failure record and is retried by the next invocation. :class:`RunAborted` from the driver ends
-    the loop early; metrics are written for whatever is recorded either way.
+    the loop early; metrics are written for whatever is recorded either way. A selection without a single pair
+    raises :class:`EmptySelectionError` before anything is written.
     """
     if max_attempts < 1:
         raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
-    start, end = slice_
-    selected = range(start, len(records) if end is None else min(end, len(records)))
+    selected = selected_range(len(records), slice_)
     outcome = LoopOutcome(run_dir=run_dir, selected=len(selected))
     started = time.perf_counter()
     with ResultsStore.open(run_dir, run_config) as store:

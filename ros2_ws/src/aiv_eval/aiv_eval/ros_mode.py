@@ -2,15 +2,24 @@
 
 This is what ``ros2 launch aiv_verifier offline_eval.launch.py`` does on a machine with ROS 2 installed, for
 machines without ``launch`` (``ros2 launch`` is not on PyPI): every node gets the same params file (written
-from the spec, so ``--set`` overrides reach the nodes), the simulator and the verifier are restarted when they
-die (``respawn`` in the launch file), and the run ends when the evaluator exits. Each child's peak resident
-memory is taken from the kernel when it is reaped (``wait4``), which is what the benchmark reports.
+from the spec, so ``--set`` overrides reach the nodes; relative dataset and run paths are written absolute,
+so the file means the same from any working directory), the simulator and the verifier are restarted when
+they die (``respawn`` in the launch file), and the run ends when the evaluator exits. Each child's peak
+resident memory is taken from the kernel when it is reaped (``wait4``), which is what the benchmark reports.
+
+When a node dies, the console gets its reason: the last line it wrote that is not routine logging (the
+one-line refusal the nodes print for bad parameters, or the last line of a traceback). A node that exits with
+:data:`CONFIG_ERROR_EXIT` refused its configuration: it is not restarted and the run ends with
+:class:`NodeConfigurationError`. A node that fails twice in a row the same way (same exit status, same
+reason) is not restarted again either, since a third start would only repeat it.
 """
 
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .spec import EvalSpec
+from .spec import EvalSpec, SpecError
 
 if TYPE_CHECKING:
     from resource import struct_rusage
@@ -38,10 +47,85 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h
 SIGTERM_NUMBER = int(signal.SIGTERM)
 #: Nodes exit with 2 on bad parameters; restarting them cannot help.
 CONFIG_ERROR_EXIT = 2
+#: How much of the end of a node's log is read back to find why it exited.
+REASON_TAIL_BYTES = 16 * 1024
+#: Routine ROS logging, never the reason a node exited.
+_ROUTINE_LOG_LINE = re.compile(r"^\[(?:DEBUG|INFO)\] ")
+#: Parameters that name a path and are not part of the run's identity: written absolute into the params file.
+ABSOLUTE_PATH_PARAMETERS = {"offline_sim": ("dataset_root",), "evaluator": ("dataset_root", "run_dir")}
 
 
 class RosModeError(RuntimeError):
     """The node executables cannot be found or a node keeps dying."""
+
+
+class NodeConfigurationError(SpecError):
+    """A node refused the configuration it was started with (it exited with :data:`CONFIG_ERROR_EXIT`).
+
+    A :class:`~aiv_eval.spec.SpecError`: like a value ``aiv-eval`` refuses itself, the run cannot start until
+    the params file or the command line is fixed. The message carries the node's own one-line reason.
+    """
+
+
+def exit_reason(output: str) -> str:
+    """The line of a node's output that says why it exited: its last line that is not routine logging.
+
+    For the nodes' start-up refusals that is the one line they print; for an uncaught exception, the last line
+    of the traceback. Empty when there is nothing but routine logging.
+    """
+    for line in reversed(output.splitlines()):
+        text = line.strip()
+        if text and not _ROUTINE_LOG_LINE.match(text):
+            return text
+    return ""
+
+
+def describe_exit(code: int) -> str:
+    """``exited with 1`` or, for a death by signal (negative code), ``was killed by SIGKILL``."""
+    if code >= 0:
+        return f"exited with {code}"
+    try:
+        return f"was killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"was killed by signal {-code}"
+
+
+@dataclass(frozen=True)
+class NodeExit:
+    """How one incarnation of a node ended."""
+
+    name: str
+    code: int
+    reason: str
+    log_path: Path | None
+
+    def same_failure(self, other: NodeExit | None) -> bool:
+        return other is not None and (other.code, other.reason) == (self.code, self.reason)
+
+    def describe(self) -> str:
+        """One line: the node, how it ended, its reason and where its whole output is."""
+        reason = f": {self.reason}" if self.reason else " without saying why"
+        where = f" (log: {self.log_path})" if self.log_path is not None else ""
+        return f"{self.name} {describe_exit(self.code)}{reason}{where}"
+
+
+def absolute_paths(spec: EvalSpec, cwd: Path | None = None) -> EvalSpec:
+    """A copy of ``spec`` whose relative path parameters (:data:`ABSOLUTE_PATH_PARAMETERS`) are absolute.
+
+    The nodes would resolve them against their own working directory; written absolute, the params file means
+    the same wherever it is used. Only parameters outside the run's identity are rewritten (the verifier's
+    paths are agent parameters, part of the run id shared with the in-process mode, so they stay as given),
+    and a run dir is left alone when that would change its name (``.``), which names the run.
+    """
+    base = Path.cwd() if cwd is None else cwd
+    values = {"offline_sim": dict(spec.sim), "evaluator": dict(spec.evaluator)}
+    for node, names in ABSOLUTE_PATH_PARAMETERS.items():
+        for name in names:
+            text = str(values[node].get(name) or "")
+            path = Path(text)
+            if text and not path.is_absolute() and (base / path).name == path.name:
+                values[node][name] = str(base / path)
+    return dataclasses.replace(spec, sim=values["offline_sim"], evaluator=values["evaluator"])
 
 
 def executable_path(package: str, executable: str) -> Path:
@@ -96,6 +180,7 @@ class ManagedNode:
         self.returncode: int | None = None
         self.peak_rss_kib = 0
         self.starts = 0
+        self._output_start = 0  # where this incarnation's output begins in the (appended) log
         self._lock = threading.Lock()  # the supervisor loop and a caller's kill() may meet
 
     def start(self) -> None:
@@ -103,6 +188,7 @@ class ManagedNode:
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             output = open(self.log_path, "ab")  # noqa: SIM115 - the child owns it; closed after Popen
+            self._output_start = output.tell()
         try:
             self.process = subprocess.Popen(
                 self.argv,
@@ -164,6 +250,29 @@ class ManagedNode:
             if self.process is not None and self.returncode is None:
                 self.process.kill()
 
+    def last_exit(self) -> NodeExit | None:
+        """How the current incarnation ended (None while it runs), with the reason from its log.
+
+        A death by signal has no reason of its own: whatever the node logged last was not about it.
+        """
+        code = self.poll()
+        if code is None:
+            return None
+        reason = ""
+        if code >= 0 and self.log_path is not None:
+            reason = exit_reason(self._read_output_tail())
+        return NodeExit(self.name, code, reason, self.log_path)
+
+    def _read_output_tail(self) -> str:
+        assert self.log_path is not None
+        try:
+            with open(self.log_path, "rb") as log:
+                end = log.seek(0, os.SEEK_END)
+                log.seek(max(self._output_start, end - REASON_TAIL_BYTES))
+                return log.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+
 
 @dataclass
 class RosRunResult:
@@ -173,6 +282,8 @@ class RosRunResult:
     wall_s: float
     peak_rss_mib: dict[str, float] = field(default_factory=dict)
     restarts: dict[str, int] = field(default_factory=dict)
+    #: Set when a server node's failure ended the run early: how it ended and why.
+    stopped_by: NodeExit | None = None
 
 
 class RosEvaluation:
@@ -207,14 +318,21 @@ class RosEvaluation:
             log = evaluator_output if name == "evaluator" else log_dir / f"{name}.log"
             self.nodes[name] = ManagedNode(name, argv, log, env)
         self._stop = threading.Event()
+        self._last_exits: dict[str, NodeExit] = {}
+        self._stopped_by: NodeExit | None = None
 
     def request_stop(self) -> None:
         """Ask :meth:`run` to stop the nodes and return (from another thread or a signal handler)."""
         self._stop.set()
 
     def run(self) -> RosRunResult:
+        """Run the nodes until the evaluator exits; the result says how it ended.
+
+        Raises :class:`NodeConfigurationError` (after stopping every node) when the simulator or the verifier
+        refused its configuration.
+        """
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.spec.write(self.params_file)
+        absolute_paths(self.spec).write(self.params_file)
         started = time.perf_counter()
         for node in self.nodes.values():
             node.start()
@@ -224,10 +342,24 @@ class RosEvaluation:
                 for name in RESPAWNED:
                     self._supervise(self.nodes[name])
                 self._stop.wait(POLL_S)
+            if self._stopped_by is None:  # a server that refused its configuration as the evaluator ended
+                for name in RESPAWNED:
+                    ended = self.nodes[name].last_exit()
+                    if ended is not None and ended.code == CONFIG_ERROR_EXIT:
+                        self._stopped_by = ended
+                        break
         finally:
             # Evaluator first (it may still be writing), then the servers.
             for node in (evaluator, *(self.nodes[name] for name in RESPAWNED)):
                 node.stop()
+        stopped_by = self._stopped_by
+        if stopped_by is not None and stopped_by.code == CONFIG_ERROR_EXIT:
+            raise NodeConfigurationError(
+                f"{stopped_by.name} refused its configuration from {self.params_file}: "
+                f"{stopped_by.reason or 'it gave no reason'} (not restarted; log: {stopped_by.log_path})"
+            )
+        if stopped_by is None:
+            self._report_evaluator_exit(evaluator)
         return RosRunResult(
             run_dir=self.run_dir,
             params_file=self.params_file,
@@ -235,21 +367,43 @@ class RosEvaluation:
             wall_s=time.perf_counter() - started,
             peak_rss_mib={name: node.peak_rss_kib / 1024.0 for name, node in self.nodes.items()},
             restarts={name: node.starts - 1 for name, node in self.nodes.items()},
+            stopped_by=stopped_by,
         )
 
-    def _supervise(self, node: ManagedNode) -> None:
-        code = node.poll()
-        if code is None:
+    def _report_evaluator_exit(self, evaluator: ManagedNode) -> None:
+        """The evaluator's reason for a failed run when its output went to a file (else it is on the console)."""
+        ended = evaluator.last_exit()
+        if ended is None or ended.code == 0 or ended.log_path is None or self._stop.is_set():
             return
-        if not self.respawn or node.starts > self.max_restarts or code == CONFIG_ERROR_EXIT:
+        print(f"[aiv-eval] {ended.describe()}", file=self.stream)
+
+    def _supervise(self, node: ManagedNode) -> None:
+        ended = node.last_exit()
+        if ended is None:
+            return
+        previous = self._last_exits.get(node.name)
+        self._last_exits[node.name] = ended
+        if ended.code == CONFIG_ERROR_EXIT:  # run() raises with the node's reason once every node is stopped
+            self._stop_run(ended)
+            return
+        why_not = None
+        if not self.respawn:
+            why_not = "respawn is off"
+        elif node.starts > self.max_restarts:
+            why_not = f"it was restarted {self.max_restarts} times already"
+        elif ended.same_failure(previous):
+            why_not = "it failed the same way the last time; another start would only repeat it"
+        if why_not is not None:
             print(
-                f"[aiv-eval] {node.name} exited with {code}; stopping the run (log: {node.log_path})",
+                f"[aiv-eval] {ended.describe()}; not restarting it ({why_not}); stopping the run",
                 file=self.stream,
             )
-            self._stop.set()
+            self._stop_run(ended)
             return
-        print(
-            f"[aiv-eval] {node.name} exited with {code}; restarting it (log: {node.log_path})",
-            file=self.stream,
-        )
+        print(f"[aiv-eval] {ended.describe()}; restarting it", file=self.stream)
         node.start()
+
+    def _stop_run(self, ended: NodeExit) -> None:
+        if self._stopped_by is None:
+            self._stopped_by = ended
+        self._stop.set()

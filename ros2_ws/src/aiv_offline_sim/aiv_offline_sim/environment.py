@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from aiv_dataset.descriptions import DescriptionDB
+from aiv_dataset.episode_checks import check_episode
 from aiv_dataset.errors import DatasetError
 from aiv_dataset.fields import Where, as_list, as_vector
 from aiv_dataset.images import ImageRef
@@ -218,6 +219,14 @@ class StepInfo:
         return info
 
 
+class LoadedEpisode(NamedTuple):
+    """What an episode's files say, checked (see :meth:`PInVerifyEnv.load_episode`)."""
+
+    views: tuple[Viewpoint, ...]
+    goal: tuple[float, ...] | None
+    intrinsics: CameraIntrinsics | None
+
+
 class StepResult(NamedTuple):
     """Gym-style 4-tuple: unpack as ``obs, reward, done, info``."""
 
@@ -311,6 +320,7 @@ class PInVerifyEnv:
         self.descriptions = descriptions
         self.seed_global_rngs = seed_global_rngs
         self._state: _EpisodeState | None = None
+        self._last_load: tuple[int, PairRecord, LoadedEpisode] | None = None
 
     def __len__(self) -> int:
         return len(self.records)
@@ -374,7 +384,9 @@ class PInVerifyEnv:
         ``slice_start`` is the first index of the slice being evaluated; the ``seed_plus_slice_index`` policy
         seeds by the position within it (a ValueError when ``index`` lies before it), the others ignore it.
         Raises :class:`DatasetError` if the episode's files are broken (the caller can record that and move
-        on to the next index; the environment stays usable).
+        on to the next index; the environment stays usable): an episode whose meta.json is invalid, whose
+        images are missing, unreadable or of another size than its ``camera_intrinsics``, or whose directory
+        disagrees with its ids is refused here, before anything of it is observed.
         """
         if isinstance(index, bool) or not isinstance(index, int | np.integer):
             raise TypeError(f"episode index must be an integer, got {type(index).__name__}")
@@ -387,7 +399,7 @@ class PInVerifyEnv:
             random.seed(seed)
         record = self.records[index]
         self._state = None  # a failed reset must not leave the previous episode playable
-        views, goal, intrinsics = self._load_captures(record)
+        views, goal, intrinsics = self.load_episode(index)
         smap = build_sector_map(views, goal, self.sectors)
         if not smap.captures:
             raise DatasetError("episode has no captures to observe", path=record.meta_path, field="captures")
@@ -425,6 +437,23 @@ class PInVerifyEnv:
         assert capture is not None
         return capture
 
+    def load_episode(self, index: int) -> LoadedEpisode:
+        """Read and check the files of episode ``index`` without starting it; :class:`DatasetError` if broken.
+
+        The checks (:func:`aiv_dataset.episode_checks.check_episode`: image headers against the intrinsics,
+        directory against ids) run once per load, never per step. The last successful load is kept, so the
+        ``reset`` that follows a check of the same episode (the in-process evaluator asks first, as the
+        simulator's StartEpisode does) reads nothing again.
+        """
+        if not 0 <= index < len(self.records):
+            raise IndexError(f"episode index {index} out of range (0..{len(self.records) - 1})")
+        record = self.records[index]
+        if self._last_load is not None and self._last_load[0] == index and self._last_load[1] is record:
+            return self._last_load[2]
+        loaded = LoadedEpisode(*self._load_captures(record))
+        self._last_load = (index, record, loaded)
+        return loaded
+
     def _load_captures(
         self, record: PairRecord
     ) -> tuple[tuple[Viewpoint, ...], tuple[float, ...] | None, CameraIntrinsics | None]:
@@ -445,6 +474,7 @@ class PInVerifyEnv:
         meta_file = self.dataset.root.resolve(record.meta_path, where=where.at("meta_path"))
         if meta_file.exists():
             episode = self.dataset.load_episode(record.episode_path, meta_path=record.meta_path)
+            check_episode(episode)
             return episode.meta.env_views, episode.meta.goal_position, episode.meta.camera_intrinsics
         return self._scan_rgb_dir(record, where), None, None
 

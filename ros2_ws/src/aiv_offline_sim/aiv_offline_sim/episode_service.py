@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from aiv_dataset.descriptions import DescriptionDB
@@ -63,7 +63,7 @@ class MoveReply:
     steps_remaining: int
     message: str
     new_view: bool  # a different capture is now shown: publish a new frame
-    observation: Observation | None  # None when the request was refused before reaching the env
+    observation: Observation | None  # None when the request was refused or its view cannot be shown
 
 
 class EpisodeRequestError(ValueError):
@@ -90,6 +90,22 @@ def served_descriptions(descriptions: DescriptionDB | None, record: PairRecord) 
     if problem is not None:
         raise EpisodeRequestError(f"the query of pair {key} cannot be served: {problem}")
     return texts
+
+
+def reset_or_refuse(env: PInVerifyEnv, index: int, slice_start: int = 0) -> Observation:
+    """Start episode ``index`` of ``env``, or :class:`EpisodeRequestError` when its files are broken.
+
+    This is the simulator's StartEpisode load, in the words it refuses with: meta.json that does not validate,
+    images that are missing, unreadable or of another size than the episode's camera, ids that disagree with
+    the directory (:mod:`aiv_dataset.episode_checks`). The in-process evaluator calls it at the same point of
+    an episode, so a broken episode is refused, recorded and skipped with the same record in both modes.
+    """
+    try:
+        return env.reset(index, slice_start=slice_start)
+    except DatasetError as error:
+        raise EpisodeRequestError(
+            f"episode {pair_key(env.records[index])} cannot be loaded: {error}"
+        ) from error
 
 
 class EpisodeService:
@@ -126,8 +142,9 @@ class EpisodeService:
         record = self.env.records[index]
         descriptions = served_descriptions(self.descriptions, record)
         self._image_cache.clear()
+        observation = reset_or_refuse(self.env, index, slice_start)
         try:
-            observation = self.env.reset(index, slice_start=slice_start)
+            self.image_of(observation)  # decoded here, so a frame that cannot be shown refuses the start
         except DatasetError as error:
             raise EpisodeRequestError(f"episode {self.keys[index]} cannot be loaded: {error}") from error
         return EpisodeStart(index, self.keys[index], descriptions, self.env.max_steps, observation)
@@ -144,7 +161,20 @@ class EpisodeService:
             return self._refusal(f"unknown direction {direction!r}; expected one of {', '.join(DIRECTIONS)}")
         before = self.env.current_sector
         observation, _, _, info = self.env.step(Action.move(name))
-        return self._reply(info, observation, before)
+        reply = self._reply(info, observation, before)
+        if reply.new_view:
+            try:
+                self.image_of(observation)
+            except DatasetError as error:
+                # The step is spent but nothing can be shown: the episode ends here, as a refusal.
+                return replace(
+                    reply,
+                    outcome=MoveOutcome.REJECTED,
+                    message=f"the new view cannot be shown: {error}",
+                    new_view=False,
+                    observation=None,
+                )
+        return reply
 
     def _reply(self, info: StepInfo, observation: Observation, sector_before: int) -> MoveReply:
         outcome = info.outcome
@@ -179,7 +209,10 @@ class EpisodeService:
         )
 
     def image_of(self, observation: Observation) -> np.ndarray:
-        """The observation's RGB frame, decoded once per episode and capture."""
+        """The observation's RGB frame, decoded once per episode and capture.
+
+        ``start`` and ``move`` decode each new view before they answer, so an image that cannot be decoded
+        is a refusal in the reply, the same for the simulator node and the in-process evaluator."""
         if observation.rgb_path is None:
             raise DatasetError("the current capture has no rgb image")
         cached = self._image_cache.get(observation.rgb_path)

@@ -9,7 +9,10 @@
   that subscribes late still receives the current view.
 
 Labels and pair types never leave this node. Bad requests are answered with a reason and the node
-keeps serving.
+keeps serving; so are episodes whose files are broken (StartEpisode refuses them, naming the file and the
+field, see ``aiv_dataset.episode_checks``). What makes the whole dataset unusable stops the node at start-up
+with one line naming the file (and line), exit status 2: an index that repeats a pair, has a line naming a key
+twice or holds no pair, a description file that leads outside the dataset root.
 """
 
 from __future__ import annotations

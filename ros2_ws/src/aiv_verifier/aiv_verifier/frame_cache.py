@@ -5,6 +5,14 @@ result names that frame's stamp and the waiter blocks until the image (and, when
 ground-truth view and detections with the same stamp) are in. Topic callbacks and the action thread run
 concurrently, so everything is guarded by one condition variable. Only the newest ``capacity`` stamps are
 kept; a frame is a few hundred kB and nothing older is ever asked for.
+
+A request that names no stamp gets "the newest frame": the image that *arrived* last, not the one with the
+largest stamp. Stamps are not a reliable order: a camera whose clock jumps ahead once, a bag played in a loop
+or a simulated clock that restarts would otherwise leave one stale frame as the newest for good. When the
+cache is given the reader's clock (``clock_ns``, e.g. a node's ROS clock, which follows ``use_sim_time``) and
+a bound (``max_ahead_ns``), an image stamped further ahead of that clock than the bound is not taken as the
+newest frame; it is still kept under its stamp, so a request that names that stamp gets it. The cache itself
+knows nothing of ROS.
 """
 
 from __future__ import annotations
@@ -12,10 +20,13 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+NANOS_PER_SECOND = 1_000_000_000
 
 
 class FrameTimeout(TimeoutError):
@@ -36,14 +47,55 @@ class FrameEntry:
         return self.image is not None or bool(self.image_error)
 
 
+@dataclass(frozen=True)
+class StampAhead:
+    """An image stamped implausibly far ahead of the reader's clock (kept, but never the newest frame)."""
+
+    stamp_ns: int
+    ahead_ns: int
+
+    @property
+    def ahead_s(self) -> float:
+        return self.ahead_ns / NANOS_PER_SECOND
+
+
 class FrameCache:
-    def __init__(self, capacity: int = 16) -> None:
+    """Frames by stamp, the latest arrival as the newest frame; see the module docstring.
+
+    ``clock_ns`` returns the reader's current time in nanoseconds, or None while it has none (a simulated
+    clock before its first tick): then no stamp is judged. ``max_ahead_ns`` is how far ahead of that time an
+    image's stamp may be and still be taken as the newest frame; both or neither must be given.
+    """
+
+    def __init__(
+        self,
+        capacity: int = 16,
+        *,
+        clock_ns: Callable[[], int | None] | None = None,
+        max_ahead_ns: int | None = None,
+    ) -> None:
         if capacity < 1:
             raise ValueError(f"frame cache capacity must be >= 1, got {capacity}")
+        if (clock_ns is None) != (max_ahead_ns is None):
+            raise ValueError(
+                "give the frame cache both a clock and a bound on stamps ahead of it, or neither"
+            )
+        if max_ahead_ns is not None and max_ahead_ns <= 0:
+            raise ValueError(f"the bound on stamps ahead of the clock must be > 0 ns, got {max_ahead_ns}")
         self.capacity = capacity
+        self._clock_ns = clock_ns
+        self._max_ahead_ns = max_ahead_ns
         self._entries: OrderedDict[int, FrameEntry] = OrderedDict()
         self._condition = threading.Condition()
-        self._newest: int | None = None
+        self._newest: int | None = None  # stamp of the image that arrived last and may be the newest frame
+        self._ahead_count = 0
+        self._last_ahead: StampAhead | None = None
+
+    @property
+    def stamps_ahead(self) -> int:
+        """How many images so far were stamped too far ahead of the clock to be taken as the newest frame."""
+        with self._condition:
+            return self._ahead_count
 
     def _entry(self, stamp_ns: int) -> FrameEntry:
         entry = self._entries.get(stamp_ns)
@@ -54,13 +106,32 @@ class FrameCache:
                 self._entries.popitem(last=False)
         return entry
 
-    def put_image(self, stamp_ns: int, image: np.ndarray | None, error: str = "") -> None:
+    def _too_far_ahead(self, stamp_ns: int) -> StampAhead | None:
+        if self._clock_ns is None or self._max_ahead_ns is None:
+            return None
+        now = self._clock_ns()
+        if now is None:
+            return None
+        ahead = stamp_ns - now
+        return StampAhead(stamp_ns, ahead) if ahead > self._max_ahead_ns else None
+
+    def put_image(self, stamp_ns: int, image: np.ndarray | None, error: str = "") -> StampAhead | None:
+        """Store an image (or why it cannot be decoded) under its stamp.
+
+        Returns None when it is the newest frame now; a :class:`StampAhead` when its stamp is too far ahead of
+        the clock, in which case it is kept for requests naming its stamp and the newest frame stays as it was.
+        """
+        ahead = self._too_far_ahead(stamp_ns)  # the clock is read outside the lock
         with self._condition:
             entry = self._entry(stamp_ns)
             entry.image, entry.image_error = image, error
-            if self._newest is None or stamp_ns >= self._newest:
+            if ahead is None:
                 self._newest = stamp_ns
+            else:
+                self._ahead_count += 1
+                self._last_ahead = ahead
             self._condition.notify_all()
+        return ahead
 
     def put_ground_truth(self, stamp_ns: int, message: Any) -> None:
         with self._condition:
@@ -80,7 +151,11 @@ class FrameCache:
         need_ground_truth: bool = False,
         need_detections: bool = False,
     ) -> FrameEntry:
-        """The complete entry for ``stamp_ns`` (None: the newest frame), or FrameTimeout naming what is missing."""
+        """The complete entry for ``stamp_ns`` (None: the newest frame), or FrameTimeout naming what is missing.
+
+        With ``stamp_ns`` None the newest frame is re-read while waiting: if another image arrives before the
+        newest one is complete, the wait moves on to that one.
+        """
         deadline = time.monotonic() + timeout_s
 
         def ready() -> FrameEntry | None:
@@ -108,9 +183,15 @@ class FrameCache:
 
     def _missing(self, stamp_ns: int | None, timeout_s: float, need_gt: bool, need_det: bool) -> str:
         wanted = "any frame" if stamp_ns is None else f"the frame stamped {stamp_ns} ns"
-        entry = self._entries.get(stamp_ns) if stamp_ns is not None else None
+        key = self._newest if stamp_ns is None else stamp_ns
+        entry = self._entries.get(key) if key is not None else None
         if entry is None or not entry.has_image:
-            return f"no image for {wanted} within {timeout_s:.1f} s"
+            text = f"no image for {wanted} within {timeout_s:.1f} s"
+            if stamp_ns is None and self._last_ahead is not None and self._newest is None:
+                text += f"; {self._ahead_summary()}"
+            return text
+        if stamp_ns is None:
+            wanted = f"the newest frame (stamped {entry.stamp_ns} ns)"
         missing = [
             name
             for name, need, have in (
@@ -120,3 +201,12 @@ class FrameCache:
             if need and not have
         ]
         return f"{wanted}: image arrived but no {' and '.join(missing)} within {timeout_s:.1f} s"
+
+    def _ahead_summary(self) -> str:
+        assert self._last_ahead is not None and self._max_ahead_ns is not None
+        bound_s = self._max_ahead_ns / NANOS_PER_SECOND
+        return (
+            f"{self._ahead_count} image(s) came stamped more than {bound_s:g} s ahead of this node's clock "
+            f"(the last one by {self._last_ahead.ahead_s:.3f} s) and are never taken as the newest frame; "
+            "check the camera's clock (or use_sim_time) or name the frame's stamp in the request"
+        )

@@ -61,6 +61,15 @@ WIRING_PARAMETERS: tuple[ParameterSpec, ...] = (
         exclusive_minimum=True,
     ),
     ParameterSpec("frame_cache_size", 16, "frames kept by stamp while a request waits for one", minimum=1),
+    ParameterSpec(
+        "max_stamp_ahead_s",
+        10.0,
+        "an image stamped more seconds than this ahead of the node's clock (ROS time: follows use_sim_time) "
+        "is never taken as the newest frame by a request without a start stamp; a request naming its stamp "
+        "still gets it",
+        minimum=0.0,
+        exclusive_minimum=True,
+    ),
 )
 
 

@@ -14,6 +14,11 @@ executor of its own (two threads: one runs the goal, one takes cancel requests).
 thread while it waits for frames and move results, on events and never by sleeping; this node delivers them
 (camera topics, MoveToSector client) on a single-threaded executor in the main thread. One request is served at
 a time; the camera is shared, so a second concurrent goal is refused with a reason.
+
+Frames: a goal without a start stamp starts from the image that arrived last (see
+:class:`~aiv_verifier.frame_cache.FrameCache`); an image stamped more than ``max_stamp_ahead_s`` ahead of this
+node's clock (ROS time, so ``use_sim_time`` with a bag's ``/clock`` works) is never taken for it, is counted in
+the diagnostics and is warned about at most every ``STAMP_AHEAD_WARNING_PERIOD_S`` seconds.
 """
 
 from __future__ import annotations
@@ -50,11 +55,14 @@ from .agent.trace import summarize
 from .config_schema import config_parameter_defaults, nested_config
 from .debug_view import compose_debug_view
 from .detection.base import BoxMode
-from .frame_cache import FrameCache
+from .frame_cache import NANOS_PER_SECOND, FrameCache, StampAhead
 from .parameters import FRAME_QOS, check_verifier_values, verifier_parameters
 from .ros_messages import detections_from_message, failure_verdict, verdict_message
 from .ros_port import FrameSource, MoveChannel, RosEpisodePort
 from .verification.base import VerifierError
+
+#: Seconds between two warnings about images stamped too far ahead of the clock (each one is counted).
+STAMP_AHEAD_WARNING_PERIOD_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -95,6 +103,7 @@ class VerifierNode(Node):
         self.frame_timeout_s = float(values["frame_timeout_s"])
         self.publish_debug = bool(values["publish_debug_image"])
         cache_size = int(values["frame_cache_size"])
+        self.max_stamp_ahead_s = float(values["max_stamp_ahead_s"])
         self.limits = GoalLimits(
             default_step_budget=int(values["default_step_budget"]),
             max_step_budget=int(values["max_step_budget"]),
@@ -111,7 +120,11 @@ class VerifierNode(Node):
         self.need_ground_truth = self.factory.needs_privileged_view
         self.need_detections = self.factory.settings.bbox_mode is BoxMode.DETECTIONS
 
-        self.frames = FrameCache(cache_size)
+        self.frames = FrameCache(
+            cache_size,
+            clock_ns=self._clock_ns,
+            max_ahead_ns=max(1, round(self.max_stamp_ahead_s * NANOS_PER_SECOND)),
+        )
         self.create_subscription(Image, image_topic, self.on_image, frame_qos)
         if self.need_ground_truth:
             self.create_subscription(GroundTruthView, gt_topic, self.on_ground_truth, frame_qos)
@@ -150,8 +163,11 @@ class VerifierNode(Node):
             "answered": 0,
             "failed": 0,
             "bad_messages": 0,
+            "stamps_ahead": 0,
             "last_error": "",
         }
+        self._ahead_warned_at: float | None = None  # time.monotonic() of the last such warning
+        self._ahead_unreported = 0
         self.stage_seconds: dict[str, float] = {}
         self.stage_calls: dict[str, int] = {}
         self.create_timer(1.0, self.publish_diagnostics)
@@ -165,10 +181,37 @@ class VerifierNode(Node):
     def on_image(self, message: Image) -> None:
         stamp = stamp_to_nanoseconds(message.header.stamp)
         try:
-            self.frames.put_image(stamp, imgmsg_to_rgb(message))
+            ahead = self.frames.put_image(stamp, imgmsg_to_rgb(message))
         except (ImageConversionError, ValueError) as error:
             self._note_bad_message(f"image at {stamp} ns: {error}")
-            self.frames.put_image(stamp, None, error=str(error))
+            ahead = self.frames.put_image(stamp, None, error=str(error))
+        if ahead is not None:
+            self._note_stamp_ahead(ahead)
+
+    def _clock_ns(self) -> int | None:
+        """This node's ROS time; None before a simulated clock (use_sim_time) has ticked."""
+        now = self.get_clock().now().nanoseconds
+        return now if now > 0 else None
+
+    def _note_stamp_ahead(self, ahead: StampAhead) -> None:
+        """Count an image stamped too far ahead of the clock; warn at most once per period, with the count."""
+        now = time.monotonic()
+        with self._stats_lock:
+            self.stats["stamps_ahead"] += 1
+            self._ahead_unreported += 1
+            if (
+                self._ahead_warned_at is not None
+                and now - self._ahead_warned_at < STAMP_AHEAD_WARNING_PERIOD_S
+            ):
+                return
+            self._ahead_warned_at, count = now, self._ahead_unreported
+            self._ahead_unreported = 0
+        self.get_logger().warning(
+            f"image stamped {ahead.stamp_ns} ns is {ahead.ahead_s:.3f} s ahead of this node's clock "
+            f"(max_stamp_ahead_s = {self.max_stamp_ahead_s:g}; {count} such image(s) since the last warning): "
+            "it is kept for a request that names its stamp but never taken as the newest frame; "
+            "check the camera's clock, or use_sim_time when replaying a bag"
+        )
 
     def on_ground_truth(self, message: GroundTruthView) -> None:
         self.frames.put_ground_truth(stamp_to_nanoseconds(message.header.stamp), message)
@@ -306,11 +349,15 @@ class VerifierNode(Node):
                 stage: self.stage_seconds[stage] / max(1, self.stage_calls.get(stage, 0))
                 for stage in self.stage_seconds
             }
-        level = DiagnosticStatus.WARN if stats["bad_messages"] or stats["failed"] else DiagnosticStatus.OK
+        troubles = stats["bad_messages"] or stats["failed"] or stats["stamps_ahead"]
+        level = DiagnosticStatus.WARN if troubles else DiagnosticStatus.OK
         status = DiagnosticStatus(
             level=level,
             name="verifier: agent",
-            message=f"{stats['answered']} answered, {stats['failed']} failed, {stats['bad_messages']} bad messages",
+            message=(
+                f"{stats['answered']} answered, {stats['failed']} failed, {stats['bad_messages']} bad messages, "
+                f"{stats['stamps_ahead']} images stamped ahead of the clock"
+            ),
             hardware_id="verifier",
         )
         status.values = [
@@ -318,6 +365,7 @@ class VerifierNode(Node):
             KeyValue(key="device", value="cpu"),
             KeyValue(key="settings", value=str(self.factory.settings.to_dict())),
             KeyValue(key="last_error", value=str(stats["last_error"])),
+            KeyValue(key="stamps_ahead", value=str(stats["stamps_ahead"])),
         ] + [
             KeyValue(key=f"latency_ms.{stage}", value=f"{seconds * 1000.0:.2f}")
             for stage, seconds in sorted(stages.items())
