@@ -4,6 +4,8 @@
 - ``aiv_dataset`` is the format alone: no ROS, no other project package.
 - ``aiv_synth`` (the generator) is a tool: no run-time package imports it, and it needs nothing but the format.
 - ``aiv_bags`` (tour bags) reads and writes bags with rosbags, not rclpy, on top of the format alone.
+- ``aiv_bags_ros`` (session recording and replay) is the ROS side of bags: it may use rclpy and the verifier,
+  never the simulator, the generator or the evaluation (the evaluation starts its recorder as a process).
 - Only node modules import rclpy; the ROS-free cores stay importable without a ROS installation.
 """
 
@@ -23,6 +25,7 @@ PROJECT_PACKAGES = (
     "aiv_verifier",
     "aiv_eval",
     "aiv_bags",
+    "aiv_bags_ros",
 )
 
 FORBIDDEN: dict[str, set[str]] = {
@@ -31,7 +34,16 @@ FORBIDDEN: dict[str, set[str]] = {
     "aiv_synth": {"aiv_common", "aiv_offline_sim", "aiv_verifier", "aiv_eval", "rclpy"},
     "aiv_offline_sim": {"aiv_synth", "aiv_verifier", "aiv_eval"},
     "aiv_eval": {"aiv_synth"},
-    "aiv_bags": {"aiv_common", "aiv_synth", "aiv_offline_sim", "aiv_verifier", "aiv_eval", "rclpy"},
+    "aiv_bags": {
+        "aiv_common",
+        "aiv_synth",
+        "aiv_offline_sim",
+        "aiv_verifier",
+        "aiv_eval",
+        "aiv_bags_ros",
+        "rclpy",
+    },
+    "aiv_bags_ros": {"aiv_synth", "aiv_offline_sim", "aiv_eval"},
 }
 
 

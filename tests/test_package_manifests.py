@@ -19,6 +19,7 @@ MANIFESTS = sorted(SRC.glob("*/package.xml"))
 def test_every_package_has_a_manifest():
     assert {path.parent.name for path in MANIFESTS} == {
         "aiv_bags",
+        "aiv_bags_ros",
         "aiv_common",
         "aiv_dataset",
         "aiv_eval",

@@ -7,6 +7,9 @@
 turns a tour bag into an episode of the dataset at ROOT (``pin_capture/<split>/<scene>/<episode>/``), appends
 its pairs to ``<split>/pv_index_tours.jsonl`` and adds the descriptions. Exit status: 0 done, 2 bad input or
 usage (one line on stderr naming the bag, the topic and the problem; nothing is written).
+
+``record`` and ``replay`` (verification sessions) come from the ``aiv_bags_ros`` package when it is installed,
+through the :data:`COMMAND_PLUGINS` entry points; see ``aiv_bags_ros.commands`` for their exit statuses.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from aiv_dataset.errors import DatasetError
@@ -26,6 +30,10 @@ from .tour_import import DEFAULT_FAR_MIN_M, DEFAULT_INDEX_NAME, ImportOptions, i
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
+
+#: Entry-point group of subcommands other packages add (``aiv_bags_ros``: ``record`` and ``replay``, which need
+#: rclpy and the verifier; this package stays free of both). Each entry is ``add(subparsers) -> None``.
+COMMAND_PLUGINS = "aiv_bags.commands"
 
 
 def _add_topic_and_frame_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
@@ -158,6 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_topic_and_frame_options(imp, defaults=False)
     imp.set_defaults(func=_cmd_import)
+    for plugin in sorted(entry_points(group=COMMAND_PLUGINS), key=lambda entry: entry.name):
+        plugin.load()(sub)
     return parser
 
 

@@ -72,10 +72,46 @@ def run_in_process_child(params: Path, overrides: list[str], run_dir: Path, log:
     return _timing("in-process", run_dir, total, {"aiv-eval (in-process)": child.peak_rss_kib / 1024.0}, code)
 
 
-def run_ros(spec: EvalSpec, log: Path) -> ModeTiming:
-    evaluation = RosEvaluation(spec, evaluator_output=log)
+def run_ros(spec: EvalSpec, log: Path, *, record_bags: bool = False) -> ModeTiming:
+    evaluation = RosEvaluation(spec, evaluator_output=log, record_bags=record_bags)
     result = evaluation.run()
-    return _timing("ROS", result.run_dir, result.wall_s, result.peak_rss_mib, result.evaluator_exit_code)
+    mode = "ROS + bags" if record_bags else "ROS"
+    return _timing(mode, result.run_dir, result.wall_s, result.peak_rss_mib, result.evaluator_exit_code)
+
+
+def recording_report(ros: ModeTiming, recorded: ModeTiming, bags_dir: Path) -> list[str]:
+    """What recording costs: time per step against the same ROS run without it, bag sizes, replay speed."""
+    bags = sorted(path.parent for path in bags_dir.rglob("metadata.yaml"))
+    sizes = [sum(file.stat().st_size for file in bag.iterdir()) for bag in bags]
+    lines = [
+        "",
+        f"record overhead per step (ROS + bags vs ROS): {recorded.ms_per_step - ros.ms_per_step:+.1f} ms "
+        f"({recorded.ms_per_step:.1f} vs {ros.ms_per_step:.1f} ms per step)",
+        f"peak RSS of the recorder: {recorded.peak_rss_mib.get('recorder', float('nan')):.0f} MiB",
+    ]
+    if sizes:
+        lines.append(
+            f"bags: {len(bags)} complete, {sum(sizes) / 1e6:.1f} MB in all, {sum(sizes) / len(sizes) / 1e6:.2f} MB "
+            f"per episode (min {min(sizes) / 1e6:.2f}, max {max(sizes) / 1e6:.2f}), "
+            f"{sum(sizes) / max(recorded.steps, 1) / 1e6:.2f} MB per step"
+        )
+    try:
+        from aiv_bags_ros.replay import replay_bag
+    except ImportError:  # pragma: no cover - the package is part of the workspace
+        return lines
+    started = time.perf_counter()
+    frames = identical = 0
+    for bag in bags:
+        report = replay_bag(bag)
+        frames += sum(episode.replayed_steps for episode in report.episodes)
+        identical += report.identical
+    seconds = time.perf_counter() - started
+    lines.append(
+        f"open-loop replay (aiv-bag replay, in-process): {frames} frames in {seconds:.2f} s = "
+        f"{frames / max(seconds, 1e-9):.1f} frames/s (bag reading, configuration and agent included); "
+        f"{identical} of {len(bags)} bags identical to the recording"
+    )
+    return lines
 
 
 def format_report(inproc: ModeTiming, ros: ModeTiming, identical: bool) -> str:
@@ -104,13 +140,15 @@ def format_report(inproc: ModeTiming, ros: ModeTiming, identical: bool) -> str:
     return "\n".join(lines)
 
 
-def bench(params: Path, overrides: list[str], out: Path, dataset: str | None = None) -> tuple[str, bool]:
+def bench(
+    params: Path, overrides: list[str], out: Path, dataset: str | None = None, record_bags: bool = False
+) -> tuple[str, bool]:
     """Run both modes into ``out``; returns the printed report and whether the results were identical."""
     out.mkdir(parents=True, exist_ok=True)
     overrides = [*overrides, "evaluator.write_report=false"]
     if dataset:
         overrides += [f"offline_sim.dataset_root={dataset}", f"verifier.verifier.dataset_root={dataset}"]
-    for name in ("inprocess", "ros"):
+    for name in ("inprocess", "ros", "ros-bags"):
         if (out / name / "results.jsonl").exists():
             raise FileExistsError(f"{out / name} holds an earlier run; pass an empty --out directory")
     inproc = run_in_process_child(params, overrides, out / "inprocess", out / "inprocess.log")
@@ -119,4 +157,15 @@ def bench(params: Path, overrides: list[str], out: Path, dataset: str | None = N
     identical = (out / "inprocess" / "results.jsonl").read_bytes() == (
         out / "ros" / "results.jsonl"
     ).read_bytes()
-    return format_report(inproc, ros, identical), identical
+    report = format_report(inproc, ros, identical)
+    if record_bags:  # a third run, over ROS with a session recorder: one bag per episode
+        spec = EvalSpec.load(params, [*overrides, f"evaluator.run_dir={out / 'ros-bags'}"])
+        recorded = run_ros(spec, out / "ros-bags-evaluator.log", record_bags=True)
+        same = (out / "ros-bags" / "results.jsonl").read_bytes() == (
+            out / "ros" / "results.jsonl"
+        ).read_bytes()
+        lines = recording_report(ros, recorded, out / "ros-bags" / "bags")
+        lines.append(f"identical results.jsonl with and without recording: {'yes' if same else 'NO'}")
+        report += "\n" + "\n".join(lines)
+        identical = identical and same
+    return report, identical

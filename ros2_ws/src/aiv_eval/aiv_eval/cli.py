@@ -60,8 +60,10 @@ def _sweep_suffix(combination: Sequence[tuple[str, str]]) -> str:
     return safe_run_name("_".join(f"{name.rsplit('.', 1)[-1]}-{value}" for name, value in combination))
 
 
-def _run_one(spec: EvalSpec, mode: str) -> tuple[Path, bool]:
+def _run_one(spec: EvalSpec, mode: str, record_bags: bool = False) -> tuple[Path, bool]:
     """Run one configuration; returns the run dir and whether every episode got an answer."""
+    if record_bags and mode != "ros":
+        raise SpecError("--record-bags records what crosses DDS: it needs --mode ros")
     if mode == "inprocess":
         from .in_process import run_in_process
 
@@ -71,7 +73,7 @@ def _run_one(spec: EvalSpec, mode: str) -> tuple[Path, bool]:
     from .ros_mode import RosEvaluation
 
     load_evaluation_inputs(spec)  # an index or description file both modes refuse stops here, before any node
-    result = RosEvaluation(spec).run()
+    result = RosEvaluation(spec, record_bags=record_bags).run()
     print(
         f"[aiv-eval] ROS run finished in {result.wall_s:.1f} s, evaluator exit code {result.evaluator_exit_code}; "
         f"node logs in {result.run_dir / 'logs'}"
@@ -101,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
             suffix = _sweep_suffix(combination)
             spec.evaluator["run_dir"] = str(Path(str(spec.evaluator["run_dir"])) / suffix)
             spec.evaluator["run_name"] = suffix
-        run_dir, complete = _run_one(spec, args.mode)
+        run_dir, complete = _run_one(spec, args.mode, args.record_bags)
         run_dirs.append(run_dir)
         all_complete = all_complete and complete
         print(f"run written to {run_dir}")
@@ -125,7 +127,7 @@ def _bench(args: argparse.Namespace) -> int:
     from .bench import bench
 
     out = Path(args.out) if args.out else Path("runs") / "bench" / time.strftime("%Y%m%d-%H%M%S")
-    report, identical = bench(Path(args.params), list(args.set or []), out, args.dataset)
+    report, identical = bench(Path(args.params), list(args.set or []), out, args.dataset, args.record_bags)
     print(report)
     print(f"runs and logs: {out}")
     return 0 if identical else 1
@@ -147,6 +149,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="ros",
         help="ros: three node processes over DDS (default); inprocess: same agent, no ROS",
     )
+    run.add_argument(
+        "--record-bags",
+        action="store_true",
+        help="ros mode: record one session bag per episode to <run_dir>/bags/<episode key> (aiv-bag replay)",
+    )
     run.add_argument("--table", action="store_true", help="print the metrics table of each run")
     run.add_argument("--report", action="store_true", help="write report.md / report.html afterwards")
     run.set_defaults(func=_run)
@@ -155,6 +162,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--dataset", help="dataset root for every node (overrides the YAML)")
     bench.add_argument("--set", action="append", metavar="NODE.PARAM=VALUE", help="override one parameter")
     bench.add_argument("--out", help="empty directory for both runs (default runs/bench/<time>)")
+    bench.add_argument(
+        "--record-bags",
+        action="store_true",
+        help="also run over ROS with a session recorder: record overhead per step, bag sizes, replay speed",
+    )
     bench.set_defaults(func=_bench)
     add_analysis_subcommands(sub)
     add_interchange_subcommands(sub)

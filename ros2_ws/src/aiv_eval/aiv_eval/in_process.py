@@ -61,6 +61,13 @@ def load_evaluation_inputs(spec: EvalSpec) -> EvaluationInputs:
     root. ``aiv-eval run`` calls it before either mode starts, so both refuse the same inputs with the same
     message.
     """
+    if str(spec.sim.get("tour_bags", "")).strip():
+        # The evaluator scores against the index beside the simulator's dataset; tours become one on import.
+        raise DatasetError(
+            "aiv-eval evaluates a dataset directory: import the tours first (`aiv-bag import BAG ROOT`, then "
+            "--dataset ROOT); bag_replay.launch.py serves tour bags directly",
+            field="offline_sim.tour_bags",
+        )
     dataset = PInVerifyDataset(str(spec.sim["dataset_root"]))
     index_file = dataset.index_path(str(spec.sim["index_file"]))
     records = dataset.read_pair_index(index_file)

@@ -45,6 +45,10 @@ RESPAWNED = ("offline_sim", "verifier")
 POLL_S = 0.1
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 SIGTERM_NUMBER = int(signal.SIGTERM)
+#: Seconds the session recorder may take to see the verifier's and the camera's publishers (--record-bags).
+RECORDER_READY_S = 60.0
+#: The simulator's camera_info topic when the spec does not set it (the recorder needs the name).
+SIM_TOPIC_DEFAULTS = {"camera_info_topic": "camera/camera_info"}
 #: Nodes exit with 2 on bad parameters; restarting them cannot help.
 CONFIG_ERROR_EXIT = 2
 #: How much of the end of a node's log is read back to find why it exited.
@@ -298,6 +302,7 @@ class RosEvaluation:
         log_dir: Path | None = None,
         evaluator_output: Path | None = None,
         stream: TextIO = sys.stderr,
+        record_bags: bool = False,
     ) -> None:
         self.spec = spec
         self.respawn = respawn
@@ -317,9 +322,57 @@ class RosEvaluation:
             ]
             log = evaluator_output if name == "evaluator" else log_dir / f"{name}.log"
             self.nodes[name] = ManagedNode(name, argv, log, env)
+        #: With record_bags, a session recorder writes one bag per episode to run_dir/bags/<episode key>; the
+        #: evaluator starts only once it sees the verifier's and the camera's publishers.
+        self.bags_dir = self.run_dir / "bags" if record_bags else None
+        self.recorder_ready = log_dir / "recorder.ready"
+        if record_bags:
+            recorder = ManagedNode("recorder", self._recorder_argv(), log_dir / "recorder.log", env)
+            evaluator = self.nodes.pop("evaluator")
+            self.nodes.update(recorder=recorder, evaluator=evaluator)  # the evaluator stays last
         self._stop = threading.Event()
         self._last_exits: dict[str, NodeExit] = {}
         self._stopped_by: NodeExit | None = None
+
+    def _recorder_argv(self) -> list[str]:
+        """The session recorder's command line: the topics the verifier and the simulator are configured with."""
+        verifier = self.spec.verifier_values()
+        sim = {**SIM_TOPIC_DEFAULTS, **self.spec.sim}
+        topics = {
+            "image": verifier["image_topic"],
+            "camera_info": sim["camera_info_topic"],
+            "ground_truth": verifier["ground_truth_topic"],
+            "detections": verifier["detections_topic"],
+            "requests": verifier["request_topic"],
+            "steps": verifier["step_topic"],
+            "verdicts": verifier["verdict_topic"],
+        }
+        assert self.bags_dir is not None
+        return [
+            str(executable_path("aiv_bags_ros", "session_recorder")),
+            "--split-dir", str(self.bags_dir),
+            "--verifier-params", str(self.params_file),
+            "--ready-file", str(self.recorder_ready),
+            *(f"--topic={role}={topic}" for role, topic in topics.items()),
+            "--require=camera_info",
+            *(["--require=ground_truth"] if sim.get("privileged_output") else []),
+        ]  # fmt: skip
+
+    def _wait_for_recorder(self) -> None:
+        """Until the recorder has matched the publishers it records (bounded; the recorder's own reason if it
+        exits first), so that no episode starts before it is recorded."""
+        recorder = self.nodes["recorder"]
+        deadline = time.monotonic() + RECORDER_READY_S
+        while not self.recorder_ready.exists():
+            ended = recorder.last_exit()
+            if ended is not None:
+                raise RosModeError(f"the session recorder could not start: {ended.describe()}")
+            if time.monotonic() > deadline or self._stop.is_set():
+                raise RosModeError(
+                    f"the session recorder saw no verifier and camera publishers within {RECORDER_READY_S:.0f} s "
+                    f"(log: {recorder.log_path})"
+                )
+            self._stop.wait(POLL_S)
 
     def request_stop(self) -> None:
         """Ask :meth:`run` to stop the nodes and return (from another thread or a signal handler)."""
@@ -334,12 +387,21 @@ class RosEvaluation:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         absolute_paths(self.spec).write(self.params_file)
         started = time.perf_counter()
-        for node in self.nodes.values():
-            node.start()
         evaluator = self.nodes["evaluator"]
+        self.recorder_ready.unlink(missing_ok=True)
+        supervised = [name for name in (*RESPAWNED, "recorder") if name in self.nodes]
+        for node in self.nodes.values():
+            if node is evaluator and "recorder" in self.nodes:
+                try:
+                    self._wait_for_recorder()
+                except RosModeError:
+                    for other in self.nodes.values():
+                        other.stop()
+                    raise
+            node.start()
         try:
             while evaluator.poll() is None and not self._stop.is_set():
-                for name in RESPAWNED:
+                for name in supervised:
                     self._supervise(self.nodes[name])
                 self._stop.wait(POLL_S)
             if self._stopped_by is None:  # a server that refused its configuration as the evaluator ended
@@ -349,8 +411,9 @@ class RosEvaluation:
                         self._stopped_by = ended
                         break
         finally:
-            # Evaluator first (it may still be writing), then the servers.
-            for node in (evaluator, *(self.nodes[name] for name in RESPAWNED)):
+            # Evaluator first (it may still be writing), then the servers, then the recorder (it closes the
+            # bag of the last episode once that episode's verdict and frames are in).
+            for node in (evaluator, *(self.nodes[name] for name in supervised)):
                 node.stop()
         stopped_by = self._stopped_by
         if stopped_by is not None and stopped_by.code == CONFIG_ERROR_EXIT:

@@ -7,9 +7,10 @@ node will declare, and fill in exactly the node's defaults.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
-from aiv_common.parameter_spec import ParameterSpec
+from aiv_common.parameter_spec import ParameterError, ParameterSpec
 from aiv_common.qos import LATCHED_FRAME, qos_parameter_specs, qos_settings_from
 
 from .environment import SEED_POLICIES, VIEW_PRIORITIES
@@ -18,11 +19,25 @@ from .environment import SEED_POLICIES, VIEW_PRIORITIES
 FRAME_QOS = "frame_qos"
 
 SIM_PARAMETERS: tuple[ParameterSpec, ...] = (
-    ParameterSpec("dataset_root", "", "PInVerify dataset directory to serve (required)"),
+    ParameterSpec(
+        "dataset_root",
+        "",
+        "PInVerify dataset directory to serve (required unless tour_bags is set); with tour_bags: the "
+        "directory the tours are imported into (new, empty or made by offline_sim before; empty = a private "
+        "temporary directory)",
+    ),
     ParameterSpec(
         "index_file",
         "val/pv_index_all.jsonl",
-        "pair index to serve: absolute, relative to the working directory, or relative to dataset_root",
+        "pair index to serve: absolute, or relative to dataset_root; with tour_bags: where the tours' pairs are "
+        "written, relative to their directory",
+    ),
+    ParameterSpec(
+        "tour_bags",
+        "",
+        "tour bags to serve instead of a dataset (aiv-bag export, or a robot's tour with its tour.yaml), "
+        "comma-separated; each is imported at start-up with aiv-bag import's rules. Tours have no masks, so "
+        "their views have no ground-truth boxes",
     ),
     ParameterSpec(
         "max_steps",
@@ -65,6 +80,27 @@ SIM_PARAMETERS: tuple[ParameterSpec, ...] = (
 )
 
 
+def parse_bag_list(text: str) -> tuple[str, ...]:
+    """``tour_bags`` as a list: paths separated by commas, blanks around each ignored."""
+    return tuple(item.strip() for item in text.split(",") if item.strip())
+
+
+def tour_index_problem(index_file: str) -> str | None:
+    """Why ``index_file`` cannot name the tours' index inside their directory (None: it can)."""
+    path = PurePosixPath(index_file.replace("\\", "/"))
+    if not index_file or path.is_absolute() or ".." in path.parts or index_file.startswith("~"):
+        return (
+            f"parameter 'index_file' = {index_file!r}; with tour_bags it names the index written inside the "
+            "tour directory: a relative path such as val/pv_index_all.jsonl"
+        )
+    return None
+
+
 def check_sim_values(values: Mapping[str, Any]) -> None:
-    """Rules between parameters (each value is already checked on its own): a usable frame QoS."""
+    """Rules between parameters (each value is already checked on its own): a usable frame QoS, and with
+    tour bags an index_file that names a file inside the tour directory."""
     qos_settings_from(values, FRAME_QOS)
+    if parse_bag_list(str(values.get("tour_bags", ""))):
+        problem = tour_index_problem(str(values.get("index_file", "")))
+        if problem:
+            raise ParameterError(problem)

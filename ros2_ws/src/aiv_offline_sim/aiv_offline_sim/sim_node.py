@@ -8,6 +8,13 @@
   with the same header. Frame topics default to reliable + transient-local, depth 1, so a verifier
   that subscribes late still receives the current view.
 
+The episodes come from a dataset directory (``dataset_root`` + ``index_file``) or from tour bags
+(``tour_bags``): each bag is imported at start-up by ``aiv_bags``' import into a directory of its own (see
+:mod:`aiv_offline_sim.tour_source`) and served by the same environment, so the actions and their rules are the
+same. Tours carry no masks: with ``privileged_output`` their GroundTruthView has no box (``has_box`` false) and
+its ``mask_meets_threshold`` is the sidecar's ``target_visible``. A bag that cannot be imported stops the node
+at start-up with one line naming the bag, the topic and the problem (exit status 2).
+
 Labels and pair types never leave this node. Bad requests are answered with a reason and the node
 keeps serving; so are episodes whose files are broken (StartEpisode refuses them, naming the file and the
 field, see ``aiv_dataset.episode_checks``). What makes the whole dataset unusable stops the node at start-up
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import rclpy
 from aiv_common.image_conversion import numpy_to_imgmsg
@@ -47,7 +55,10 @@ from .episode_service import (
     MoveReply,
     camera_matrix,
 )
-from .parameters import FRAME_QOS, SIM_PARAMETERS
+from .parameters import FRAME_QOS, SIM_PARAMETERS, check_sim_values, parse_bag_list
+
+if TYPE_CHECKING:
+    from .tour_source import TourDataset
 
 
 def layout_entry_message(entry: LayoutEntry) -> SectorViewpoint:
@@ -69,6 +80,7 @@ class OfflineSimNode(Node):
 
     def __init__(self, **kwargs) -> None:
         super().__init__("offline_sim", **kwargs)
+        self.tours: TourDataset | None = None  # set before anything can fail: destroy_node reads it
         values = declare_parameter_table(self, SIM_PARAMETERS)
         dataset_root = str(values["dataset_root"])
         index_file = str(values["index_file"])
@@ -85,17 +97,28 @@ class OfflineSimNode(Node):
         action_name = str(values["move_action"])
         frame_qos = qos_settings_from(values, FRAME_QOS).to_profile(where=FRAME_QOS)
 
-        if not dataset_root:
-            raise ParameterError("parameter 'dataset_root' is required (the PInVerify dataset directory)")
-        if not Path(dataset_root).is_dir():
+        check_sim_values(values)
+        bags = parse_bag_list(str(values["tour_bags"]))
+        if bags:
+            dataset_root, index_file = self.import_tours(bags, dataset_root, index_file)
+        elif not dataset_root:
+            raise ParameterError(
+                "parameter 'dataset_root' is required (the PInVerify dataset directory), unless tour_bags "
+                "names tour bags to serve"
+            )
+        elif not Path(dataset_root).is_dir():
             raise ParameterError(
                 f"parameter 'dataset_root' = {dataset_root!r}; expected an existing directory"
             )
 
-        dataset = PInVerifyDataset(dataset_root)
-        self.problems = ProblemReport()
-        records = dataset.read_pair_index(index_file, report=self.problems)
-        descriptions = dataset.load_descriptions(report=self.problems)
+        try:
+            dataset = PInVerifyDataset(dataset_root)
+            self.problems = ProblemReport()
+            records = dataset.read_pair_index(index_file, report=self.problems)
+            descriptions = dataset.load_descriptions(report=self.problems)
+        except BaseException:
+            self.remove_private_tours()
+            raise
         for problem in self.problems:
             self.get_logger().warning(f"dataset problem (skipped): {problem}")
         env = PInVerifyEnv(
@@ -118,10 +141,40 @@ class OfflineSimNode(Node):
         self.create_service(StartEpisode, service_name, self.on_start_episode)
         self.move_server = ActionServer(self, MoveToSector, action_name, self.on_move)
         self.create_timer(1.0, self.publish_diagnostics)
+        source = (
+            f"{len(self.tours.bags)} tour bag(s) imported into {dataset_root}" if self.tours else dataset_root
+        )
         self.get_logger().info(
-            f"serving {self.service.size} pairs from {dataset_root} ({dataset.index_path(index_file)}); "
+            f"serving {self.service.size} pairs from {source} ({dataset.index_path(index_file)}); "
             f"max_steps={max_steps}, seed={seed} ({seed_policy}), privileged_output={self.privileged}"
         )
+
+    def import_tours(self, bags: tuple[str, ...], dataset_root: str, index_file: str) -> tuple[str, str]:
+        """Import the tour bags (aiv_bags, imported only here: serving a dataset needs no rosbags); return
+        the directory and index to serve."""
+        from .tour_source import import_tours
+
+        self.tours = import_tours(bags, dataset_root, index_file)
+        for line in self.tours.report:
+            self.get_logger().info(f"tour import: {line}")
+        if self.privileged:
+            self.get_logger().warning(
+                "tour episodes have no masks: GroundTruthView carries no box (has_box false, mask_area_px 0), "
+                "so a verifier in agent.bbox_mode gt sees the full image at the no-box confidence; its "
+                "mask_meets_threshold is the sidecar's target_visible (false = trap view). Use a detector "
+                "(agent.bbox_mode detections or detector) for boxes"
+            )
+        return str(self.tours.root), self.tours.index_file
+
+    def remove_private_tours(self) -> None:
+        """Remove the private directory the tours were imported into (a named one stays)."""
+        tours = getattr(self, "tours", None)  # None when the constructor failed early
+        if tours is not None:
+            tours.cleanup()
+
+    def destroy_node(self) -> None:
+        self.remove_private_tours()
+        super().destroy_node()
 
     # -- StartEpisode -------------------------------------------------------------------------------------
 
@@ -261,6 +314,7 @@ class OfflineSimNode(Node):
         )
         status.values = [
             KeyValue(key="pairs", value=str(self.service.size)),
+            KeyValue(key="tour_bags", value=str(len(self.tours.bags) if self.tours else 0)),
             KeyValue(key="dataset_problems", value=str(len(self.problems))),
             KeyValue(key="episode_loaded", value=str(env.started)),
             KeyValue(key="step", value=str(env.step_count if env.started else 0)),

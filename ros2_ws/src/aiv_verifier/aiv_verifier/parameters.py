@@ -38,6 +38,17 @@ WIRING_PARAMETERS: tuple[ParameterSpec, ...] = (
     ),
     ParameterSpec("verdict_topic", "verifier/verdict", "every Verdict is also published here"),
     ParameterSpec(
+        "request_topic",
+        "verifier/requests",
+        "every accepted VerifyInstance goal (with its effective request_id) is published here, latched, "
+        "so a recorder can replay the request",
+    ),
+    ParameterSpec(
+        "step_topic",
+        "verifier/steps",
+        "every StepReport (view, answers, move request, its outcome and the frame stamp) is published here",
+    ),
+    ParameterSpec(
         "debug_image_topic", "verifier/debug_image", "view + box, crop and attribute table per step"
     ),
     ParameterSpec("publish_debug_image", True, "draw the debug image (only while someone subscribes)"),

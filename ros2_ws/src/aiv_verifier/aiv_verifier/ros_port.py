@@ -129,7 +129,8 @@ class MoveChannel:
 
 class RosEpisodePort:
     """One VerifyInstance request's port. ``report_step`` is the loop's step hook: it publishes the step as
-    goal feedback (and, through ``publish_debug``, as a debug image) and keeps it for the Verdict's
+    goal feedback, on the step topic through ``publish_step`` (what a session recorder needs: action feedback
+    is not a topic) and, through ``publish_debug``, as a debug image, and keeps it for the Verdict's
     transcript in ``reports``."""
 
     def __init__(
@@ -138,11 +139,13 @@ class RosEpisodePort:
         moves: MoveChannel,
         goal_handle: Any,
         publish_debug: Callable[[ViewFrame, AgentStep], None] | None = None,
+        publish_step: Callable[[StepReport], None] | None = None,
     ) -> None:
         self.frames = frames
         self.moves = moves
         self.goal_handle = goal_handle
         self.publish_debug = publish_debug
+        self.publish_step = publish_step
         self.reports: list[StepReport] = []
         self._image_stamp: Any = None  # header stamp of the frame the agent saw last
 
@@ -170,4 +173,6 @@ class RosEpisodePort:
             self.publish_debug(frame, entry.step)
         report = step_report(entry.step, self._image_stamp, entry.move_result, entry.trap_view)
         self.reports.append(report)
+        if self.publish_step is not None:
+            self.publish_step(report)
         self.goal_handle.publish_feedback(VerifyInstance.Feedback(step=report))

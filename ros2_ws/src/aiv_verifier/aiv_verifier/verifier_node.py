@@ -40,12 +40,13 @@ from aiv_common.stamps import stamp_to_nanoseconds
 from aiv_dataset.query_rules import description_problem
 from aiv_dataset.vocabulary import SECTOR_COUNT
 from aiv_interfaces.action import MoveToSector, VerifyInstance
-from aiv_interfaces.msg import Detection2DArray, GroundTruthView, Verdict
+from aiv_interfaces.msg import Detection2DArray, GroundTruthView, StepReport, Verdict
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
 from .agent.factory import AgentFactory, ConfigError, GoalOverrides
@@ -60,6 +61,14 @@ from .parameters import FRAME_QOS, check_verifier_values, verifier_parameters
 from .ros_messages import detections_from_message, failure_verdict, verdict_message
 from .ros_port import FrameSource, MoveChannel, RosEpisodePort
 from .verification.base import VerifierError
+
+#: QoS of the request topic: reliable and latched (the request being served reaches a recorder that joins late).
+REQUEST_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
 
 #: Seconds between two warnings about images stamped too far ahead of the clock (each one is counted).
 STAMP_AHEAD_WARNING_PERIOD_S = 10.0
@@ -95,6 +104,8 @@ class VerifierNode(Node):
         gt_topic = str(values["ground_truth_topic"])
         detections_topic = str(values["detections_topic"])
         verdict_topic = str(values["verdict_topic"])
+        request_topic = str(values["request_topic"])
+        step_topic = str(values["step_topic"])
         debug_topic = str(values["debug_image_topic"])
         move_action = self.move_action = str(values["move_action"])
         verify_action = str(values["verify_action"])
@@ -131,6 +142,10 @@ class VerifierNode(Node):
         if self.need_detections:
             self.create_subscription(Detection2DArray, detections_topic, self.on_detections, 10)
         self.verdict_pub = self.create_publisher(Verdict, verdict_topic, 10)
+        # What a session recorder needs besides the camera: the request (latched, so a recorder that joins
+        # late still gets the one being served) and every step with its move and outcome.
+        self.request_pub = self.create_publisher(VerifyInstance.Goal, request_topic, REQUEST_QOS)
+        self.step_pub = self.create_publisher(StepReport, step_topic, 50)
         self.debug_pub = self.create_publisher(Image, debug_topic, 1)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.move_client: ActionClient[Any, Any, Any] = ActionClient(self, MoveToSector, move_action)
@@ -262,6 +277,12 @@ class VerifierNode(Node):
                 goal_handle, failure_verdict(request_id, "rejected", str(error), self._now())
             )
 
+        published = VerifyInstance.Goal()
+        for name in VerifyInstance.Goal.get_fields_and_field_types():
+            setattr(published, name, getattr(goal, name))
+        published.request_id = request_id
+        published.episode_key = episode_key
+        self.request_pub.publish(published)
         port = RosEpisodePort(
             FrameSource(self.frames, self.frame_timeout_s, self.need_ground_truth, self.need_detections),
             MoveChannel(
@@ -269,6 +290,7 @@ class VerifierNode(Node):
             ),
             goal_handle,
             publish_debug=self._publish_debug,
+            publish_step=self.step_pub.publish,
         )
         trace = run_episode(
             session,

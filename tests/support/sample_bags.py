@@ -1,0 +1,117 @@
+"""The sample bags of bags/ and how tests compare a re-made bag with a committed one: message by message,
+decoded with the definitions stored in the bag, never byte by byte."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import math
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+from rosbags.highlevel import AnyReader
+from rosbags.typesys import Stores, get_typestore
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = REPO_ROOT / "bags"
+README = SAMPLES / "README.md"
+TOUR = SAMPLES / "tour_micro_mug"
+SESSION = SAMPLES / "session_micro_mug"
+MICRO_COMMAND = "aiv-capture generate --preset micro --seed 42 --workers 1 --out /tmp/pv_micro"
+TIME_TYPE = "builtin_interfaces/msg/Time"
+
+
+def readme_text() -> str:
+    """bags/README.md with line continuations joined and blanks collapsed (commands compare as one line)."""
+    return " ".join(README.read_text(encoding="utf-8").replace("\\\n", " ").split())
+
+
+def plain(value: Any) -> Any:
+    """A decoded rosbags message as dicts, lists and scalars; compressed images as their decoded pixels."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {field.name: plain(getattr(value, field.name)) for field in dataclasses.fields(value)}
+        if getattr(value, "__msgtype__", "") == "sensor_msgs/msg/CompressedImage":
+            pixels = np.asarray(Image.open(io.BytesIO(bytes(value.data))))
+            out["data"] = ("decoded", pixels.shape, pixels.tobytes())  # the image, not its encoder's bytes
+        return out
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    return value
+
+
+def bag_messages(path: Path) -> list[tuple[str, str, int, Any]]:
+    """(topic, type, log time, plain message) of every message, decoded with the bag's own embedded
+    definitions (the standard Kilted types where a bag has none)."""
+    with AnyReader([path], default_typestore=get_typestore(Stores.ROS2_KILTED)) as reader:
+        return [
+            (connection.topic, connection.msgtype, stamp, plain(reader.deserialize(raw, connection.msgtype)))
+            for connection, stamp, raw in reader.messages()
+        ]
+
+
+def _times(value: Any) -> Iterable[tuple[int, int]]:
+    if isinstance(value, dict):
+        if value.get("__msgtype__") == TIME_TYPE:
+            yield (value["sec"], value["nanosec"])
+        else:
+            for item in value.values():
+                yield from _times(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _times(item)
+
+
+def _ranked(value: Any, ranks: dict[tuple[int, int], int], ignored: frozenset[str]) -> Any:
+    if isinstance(value, dict):
+        if value.get("__msgtype__") == TIME_TYPE:
+            return ("stamp rank", ranks[(value["sec"], value["nanosec"])])
+        return {k: _ranked(v, ranks, ignored) for k, v in value.items() if k not in ignored}
+    if isinstance(value, list):
+        return [_ranked(item, ranks, ignored) for item in value]
+    return value
+
+
+def by_topic(path: Path, *, relative_time: bool = False, ignored: Iterable[str] = ()) -> dict[str, list[Any]]:
+    """Each topic's (type, message) sequence. With ``relative_time`` every stamp becomes its rank among the
+    bag's stamps (a live recording has other clock values each time, but the same order and the same frame
+    references) and log times are left out; ``ignored`` names fields (e.g. measured durations) to drop."""
+    messages = bag_messages(path)
+    ranks = {t: n for n, t in enumerate(sorted({t for m in messages for t in _times(m[3])}))}
+    dropped = frozenset(ignored)
+    out: dict[str, list[Any]] = {}
+    for topic, kind, stamp, message in messages:
+        kept = _ranked(message, ranks, dropped) if relative_time else (stamp, message)
+        out.setdefault(topic, []).append((kind, kept))
+    return out
+
+
+def assert_same(got: Any, want: Any, where: str) -> None:
+    """Equal values; floats to 1e-9 relative (NaN equals NaN)."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and got.keys() == want.keys(), f"{where}: fields differ"
+        for key in want:
+            assert_same(got[key], want[key], f"{where}.{key}")
+    elif isinstance(want, (list, tuple)):
+        assert isinstance(got, (list, tuple)) and len(got) == len(want), f"{where}: lengths differ"
+        for n, (a, b) in enumerate(zip(got, want, strict=True)):
+            assert_same(a, b, f"{where}[{n}]")
+    elif isinstance(want, float):
+        same = (math.isnan(got) and math.isnan(want)) or math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12)
+        assert same, f"{where}: {got} != {want}"
+    else:
+        assert got == want, f"{where}: {got!r} != {want!r}"
+
+
+def assert_same_messages(
+    made: Path, committed: Path, *, relative_time: bool = False, ignored: Iterable[str] = ()
+) -> None:
+    got = by_topic(made, relative_time=relative_time, ignored=ignored)
+    want = by_topic(committed, relative_time=relative_time, ignored=ignored)
+    assert sorted(got) == sorted(want), f"topics differ: {sorted(got)} != {sorted(want)}"
+    for topic in want:
+        assert_same(got[topic], want[topic], topic)
