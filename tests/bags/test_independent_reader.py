@@ -1,4 +1,5 @@
-"""A tour bag is a plain rosbag2 mcap file: the mcap library (not rosbags) reads and decodes it the same way."""
+"""A tour bag is a plain rosbag2 mcap file: the mcap library (not rosbags) reads and decodes it the same way,
+the project's box messages included (their definitions travel in the file)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,18 @@ def test_mcap_library_decodes_the_tour_bag(tmp_path: Path, compression: str | No
         "/tf": "tf2_msgs/msg/TFMessage",
         "/camera/camera_info": "sensor_msgs/msg/CameraInfo",
         image_topic: "sensor_msgs/msg/CompressedImage" if compression else "sensor_msgs/msg/Image",
+        "/detections": "aiv_interfaces/msg/Detection2DArray",
     }
+    assert len(topics["/detections"]) == len(ours.views)
+    for view, boxes in zip(ours.views, topics["/detections"], strict=True):
+        stamp = boxes.header.stamp  # type: ignore[attr-defined]
+        assert stamp.sec * 10**9 + stamp.nanosec == view.stamp_ns
+        decoded = [
+            (d.x_min, d.y_min, d.x_max, d.y_max, d.score, d.label)
+            for d in boxes.detections  # type: ignore[attr-defined]
+        ]
+        assert view.boxes is not None
+        assert decoded == [(*box.xyxy, box.score, box.label) for box in view.boxes]
     images = topics[image_topic]
     assert len(images) == len(topics["/tf"]) == len(topics["/camera/camera_info"]) == len(ours.views)
     (static,) = topics["/tf_static"]

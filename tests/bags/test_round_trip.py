@@ -109,7 +109,18 @@ def test_round_trip_keeps_sector_map_start_and_transitions(tmp_path: Path, sourc
         for view in new.meta.index_views:
             label = view.raw["tour_view"]["label"]
             assert np.array_equal(load_rgb(new.image_path(view)), load_rgb(old.image_path(by_tag[label])))
-            assert view.mask_bbox_xyxy is None and view.mask_path is None
+            # The ground-truth box travels on the box topic; the mask itself does not.
+            assert view.mask_bbox_xyxy == by_tag[label].mask_bbox_xyxy and view.mask_path is None
+
+
+def test_a_tour_exported_without_boxes_imports_without_boxes(tmp_path: Path, source: Any) -> None:
+    dst, mapping = _round_trip(tmp_path, source, export_kwargs={"boxes": False})
+    _assert_same_behaviour(source, dst, mapping, SCRIPTS[:1])
+    imported = PInVerifyDataset(dst)
+    for new_path in mapping.values():
+        meta = imported.load_episode(new_path).meta
+        assert all(view.mask_bbox_xyxy is None for view in meta.index_views)
+        assert meta.raw["tour_source"]["boxes"] == "detector"
 
 
 @pytest.mark.parametrize("yaw_deg", [37.0, 163.0, -101.5])

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from aiv_bags import cli
 from aiv_bags.geometry import (
     Transform,
@@ -20,7 +22,8 @@ from aiv_bags.geometry import (
     world_pose,
 )
 from aiv_bags.tf_tree import TfLookupError, TfTree
-from aiv_bags.tour import TourImage
+from aiv_bags.tour import TourBox, TourImage, TourTopics
+from aiv_bags.tour_bag import read_tour_bag, write_tour_bag
 from aiv_bags.tour_import import choose_slots, place_views
 from aiv_dataset.azimuth import azimuth
 
@@ -168,7 +171,9 @@ def test_images_decode_from_every_usable_encoding() -> None:
 def test_import_report_says_to_use_a_detector(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ds, episodes, index = benchmark_like_dataset(tmp_path / "src")
     bag = tmp_path / "tour"
-    assert cli.main(["export", str(ds.root), episodes[2].episode_path, str(bag), "--index", str(index)]) == 0
+    export = ["export", str(ds.root), episodes[2].episode_path, str(bag), "--index", str(index), "--no-boxes"]
+    assert cli.main(export) == 0
+    assert "no boxes" in capsys.readouterr().out
     capsys.readouterr()
     assert (
         cli.main(["import", str(bag), str(tmp_path / "dst"), "--scene", "robot-kitchen", "--episode", "7"])
@@ -185,3 +190,42 @@ def test_import_report_says_to_use_a_detector(tmp_path: Path, capsys: pytest.Cap
     assert meta["viewpoints"][0]["tag"] == "s0_far"
     lines = (tmp_path / "dst" / "val" / "pv_index_tours.jsonl").read_text().splitlines()
     assert [json.loads(line)["pair_type"] for line in lines] == ["positive", "neg_same", "neg_diff"]
+
+
+def test_import_keeps_the_best_box_of_each_view(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A detector's boxes (several per view, some views without one) become the episode's GT boxes."""
+    ds, episodes, index = benchmark_like_dataset(tmp_path / "src")
+    exported = tmp_path / "exported"
+    assert (
+        cli.main(["export", str(ds.root), episodes[2].episode_path, str(exported), "--index", str(index)])
+        == 0
+    )
+    tour = read_tour_bag(exported).tour
+    detected = []
+    for n, view in enumerate(tour.views):
+        if n == 0:
+            boxes: tuple[TourBox, ...] | None = None  # the detector skipped this frame
+        elif n == 1:
+            boxes = ()  # nothing found
+        else:
+            boxes = (TourBox(1, 2, 3, 4, 0.25, "cup"), TourBox(5, 6, 17, 28, 0.75, "mug"))
+        detected.append(dataclasses.replace(view, boxes=boxes))
+    bag = tmp_path / "robot"
+    write_tour_bag(tour.with_views(tuple(detected)), bag, topics=TourTopics(detections="/robot/objects"))
+    sidecar = yaml.safe_load((exported / "tour.yaml").read_text())
+    del sidecar["topics"]["detections"]  # found by its type: the bag's only Detection2DArray topic
+    (bag / "tour.yaml").write_text(yaml.safe_dump(sidecar))
+    capsys.readouterr()
+    assert cli.main(["import", str(bag), str(tmp_path / "dst")]) == 0
+    out = capsys.readouterr().out
+    assert "boxes: from /robot/objects" in out and "no masks" in out
+    (meta_file,) = (tmp_path / "dst").rglob("meta.json")
+    meta = json.loads(meta_file.read_text())
+    assert meta["tour_source"]["boxes"] == "/robot/objects"
+    by_stamp = {v["tour_view"]["stamp_ns"]: v for v in meta["viewpoints"]}
+    for n, view in enumerate(tour.views):
+        if view.stamp_ns not in by_stamp:
+            continue
+        record = by_stamp[view.stamp_ns]
+        assert record["has_mask"] is False and record["mask_area_px"] is None
+        assert record["mask_bbox_xyxy"] == (None if n < 2 else [5.0, 6.0, 17.0, 28.0])

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 from aiv_bags.geometry import Transform, axis_angle_matrix
-from aiv_bags.tour import Tour, TourView
+from aiv_bags.tour import Tour
 from aiv_bags.tour_bag import typestore
 from aiv_dataset import PInVerifyDataset, parse_pair_record
 from aiv_dataset.fields import Where
@@ -117,7 +117,7 @@ def reframe(
             wobble = axis_angle_matrix(axis, math.radians(rng.uniform(-noise_deg, noise_deg)))
             shift = np.asarray(pose.translation) + rng.uniform(-noise_m, noise_m, size=3)
             pose = Transform.from_matrix(pose.matrix @ wobble, shift)
-        views.append(TourView(view.stamp_ns, view.image, pose, view.label))
+        views.append(dataclasses.replace(view, pose=pose))  # boxes stay: they are in image pixels
     moved = frame.compose(Transform(tour.object_position)).translation
     return dataclasses.replace(tour, views=tuple(views), object_position=moved)
 

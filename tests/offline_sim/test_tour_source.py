@@ -50,6 +50,8 @@ def test_pairs_of_all_bags_are_served_in_bag_order_from_a_private_directory(tour
         for record in records:  # same identity (hence the same episode key) and labels as the original pair
             assert record.key in original and record.label == original[record.key].label
         assert any("no masks" in line for line in served.report)
+        assert served.without_boxes == ()  # exported tours carry the ground-truth boxes
+        assert any(line.startswith("boxes: from /detections") for line in served.report)
     finally:
         served.cleanup()
     assert not served.root.exists()

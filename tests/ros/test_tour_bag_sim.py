@@ -5,7 +5,8 @@ lowest sector is not 0) is exported episode by episode as tour bags (raw rgb8, p
 base); one simulator process serves the dataset, another the bags (in its own namespace), and a set of
 action scripts is played against both through StartEpisode and MoveToSector: same pairs and keys, same
 descriptions, start sector and start view, and for every move the same outcome, sector, trap flag, warning,
-step counts and view (pixels). Tours carry no masks, so the tour simulator's ground truth has no box.
+step counts and view (pixels), and the same ground-truth box (exported on the tour's box topic). Tours carry
+no masks (no mask area), and a tour exported without boxes serves views without a box.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from aiv_bags import export_episode
 from aiv_common.action_waits import send_goal_confirmed
 from aiv_common.image_conversion import imgmsg_to_numpy
@@ -47,7 +49,12 @@ SCRIPTS = [
     ["front-right", "front-right", "front-right", "front-right", "front", "back", "back-left"],
     ["back-left", "front-left", "back-left", "back", "front", "front-right", "back-right"],
 ]
-EXPORTS: list[dict[str, Any]] = [{}, {"compression": "png"}, {"storage": "sqlite3"}, {"camera_chain": "base"}]
+EXPORTS: list[dict[str, Any]] = [
+    {},
+    {"compression": "png"},
+    {"storage": "sqlite3", "boxes": False},
+    {"camera_chain": "base"},
+]
 
 
 class Client:
@@ -102,7 +109,15 @@ class Client:
         return digest, self.truths[key]
 
 
-def _trace(client: Client, keys: list[str]) -> tuple[list[Any], list[GroundTruthView]]:
+def _box(truth: GroundTruthView, boxless: set[str]) -> Any:
+    """The served box (None for the episodes of tours exported without boxes)."""
+    if truth.episode_path in boxless:
+        return None
+    box = truth.box
+    return (truth.has_box, box.x_min, box.y_min, box.x_max, box.y_max, box.score, box.label)
+
+
+def _trace(client: Client, keys: list[str], boxless: set[str]) -> tuple[list[Any], list[GroundTruthView]]:
     """Everything a verifier sees of every pair under every script (and the ground truth shown)."""
     trace: list[Any] = []
     truths: list[GroundTruthView] = []
@@ -124,6 +139,7 @@ def _trace(client: Client, keys: list[str]) -> tuple[list[Any], list[GroundTruth
                     view,
                     truth.sector,
                     truth.mask_meets_threshold,
+                    _box(truth, boxless),
                 )
             )
             for direction in script:
@@ -143,6 +159,7 @@ def _trace(client: Client, keys: list[str]) -> tuple[list[Any], list[GroundTruth
                         view,
                         truth.sector,
                         truth.mask_meets_threshold,
+                        _box(truth, boxless),
                     )
                 )
     return trace, truths
@@ -157,6 +174,15 @@ def dataset_and_tours(tmp_path: Path) -> tuple[Path, Path, list[Path]]:
         export_episode(ds.root, episode.episode_path, bag, index=index, **options)
         bags.append(bag)
     return ds.root, index, bags
+
+
+def _episode_paths(bags: list[Path]) -> list[str]:
+    """The episode path each tour bag was exported from (its sidecar's split, scene and episode)."""
+    paths = []
+    for bag in bags:
+        sidecar = yaml.safe_load((bag / "tour.yaml").read_text())
+        paths.append(f"pin_capture/{sidecar['split']}/{sidecar['scene']}/{sidecar['episode']}")
+    return paths
 
 
 def _sim(node_process, namespace: str, *params: str):
@@ -178,8 +204,13 @@ def test_tour_bags_are_served_exactly_like_their_dataset(ros_executor, node_proc
     keys = [first.episode_key] + [from_dataset.start(index=i).episode_key for i in range(1, first.index_size)]
     assert len(keys) == 12
 
-    expected, dataset_truths = _trace(from_dataset, keys)
-    served, tour_truths = _trace(from_tours, keys)
+    boxless = {
+        episode_path
+        for episode_path, options in zip(_episode_paths(bags), EXPORTS, strict=True)
+        if options.get("boxes") is False
+    }
+    expected, dataset_truths = _trace(from_dataset, keys, boxless)
+    served, tour_truths = _trace(from_tours, keys, boxless)
     assert len(expected) == len(keys) * sum(1 + len(script) for script in SCRIPTS)
     for step, (want, got) in enumerate(zip(expected, served, strict=True)):
         assert got == want, f"call {step}: the tour simulator answered {got}, the dataset simulator {want}"
@@ -194,9 +225,12 @@ def test_tour_bags_are_served_exactly_like_their_dataset(ros_executor, node_proc
         result.OUTCOME_REJECTED,
     }, "the scripts must reach every outcome"
     assert any(entry[3] for entry in expected if entry[0] != "start"), "the scripts must reach a trap view"
-    # No masks in a tour: no box, no mask area; the dataset's views do have boxes.
+    # No masks in a tour: no mask area; boxes where the export wrote them (compared above), none otherwise.
     assert any(truth.has_box for truth in dataset_truths)
-    assert not any(truth.has_box or truth.mask_area_px for truth in tour_truths)
+    assert not any(truth.mask_area_px for truth in tour_truths)
+    assert any(truth.has_box for truth in tour_truths)
+    assert boxless and not any(truth.has_box for truth in tour_truths if truth.episode_path in boxless)
+    assert f"without a box topic ({bags[2]})" in tours.output()
     assert {truth.episode_path for truth in tour_truths} == {truth.episode_path for truth in dataset_truths}
     original.assert_running()
     tours.assert_running()
@@ -215,7 +249,7 @@ def test_a_private_tour_directory_is_removed_when_the_node_stops(
     assert found, process.output()
     private = Path(found.group(1))
     assert (private / ".offline_sim_tours").is_file()
-    assert "no masks" in process.output()  # the import report is logged
+    assert "boxes: from /detections" in process.output()  # the import report is logged
     assert process.stop() == 0
     assert not private.exists()
 

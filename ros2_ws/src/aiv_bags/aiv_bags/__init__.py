@@ -8,7 +8,7 @@ convention is in :mod:`.tour_bag`, the axis convention in :mod:`.geometry`, the 
 
 from .geometry import Transform
 from .sidecar import QueryPair, Sidecar, ViewTruth, load_sidecar, parse_sidecar, save_sidecar
-from .tour import CameraModel, Tour, TourError, TourFrames, TourImage, TourTopics, TourView
+from .tour import CameraModel, Tour, TourBox, TourError, TourFrames, TourImage, TourTopics, TourView
 from .tour_bag import BagSummary, ReadTour, read_tour_bag, write_tour_bag
 from .tour_export import ExportResult, episode_tour, export_episode
 from .tour_import import ImportOptions, ImportResult, SectorGrid, import_tour, place_views
@@ -24,6 +24,7 @@ __all__ = [
     "SectorGrid",
     "Sidecar",
     "Tour",
+    "TourBox",
     "TourError",
     "TourFrames",
     "TourImage",

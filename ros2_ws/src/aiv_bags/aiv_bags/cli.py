@@ -44,6 +44,12 @@ def _add_topic_and_frame_options(parser: argparse.ArgumentParser, *, defaults: b
     parser.add_argument(
         "--tf-static-topic", help="tf2_msgs/TFMessage topic of fixed frames (default /tf_static)"
     )
+    parser.add_argument(
+        "--detections-topic",
+        help="aiv_interfaces/Detection2DArray topic of the object's boxes (default /detections"
+        + ("" if defaults else ", when the bag has it")
+        + ")",
+    )
     parser.add_argument("--fixed-frame", help="world frame the poses are in (default map)")
     parser.add_argument("--object-frame", help="tf frame at the object's centre (default object)")
     parser.add_argument("--camera-frame", help="optical frame of the images (default camera_optical)")
@@ -57,6 +63,7 @@ def _topics(args: argparse.Namespace) -> TourTopics:
         camera_info=args.camera_info_topic,
         tf=args.tf_topic or base.tf,
         tf_static=args.tf_static_topic or base.tf_static,
+        detections=args.detections_topic,
     )
 
 
@@ -84,6 +91,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         object_topic=args.object_on,
         frames=frames,
         topics=_topics(args),
+        boxes=not args.no_boxes,
     )
     for line in result.lines():
         print(line)
@@ -137,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument(
         "--object-on", choices=OBJECT_TOPICS, default="tf_static", help="where the object frame goes"
+    )
+    export.add_argument(
+        "--no-boxes", action="store_true", help="leave out the ground-truth boxes (no box topic)"
     )
     _add_topic_and_frame_options(export, defaults=True)
     export.set_defaults(func=_cmd_export)

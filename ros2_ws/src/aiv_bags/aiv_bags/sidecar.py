@@ -13,7 +13,8 @@ default. ``aiv-bag export`` writes it; for a robot's bag a person writes it. Sha
     episode: "0"                      #   directory name and "0"
     split: val
     frames: {fixed: map, object: object, camera: camera_optical, up_axis: z}
-    topics: {image: /camera/image_raw, camera_info: /camera/camera_info, tf: /tf, tf_static: /tf_static}
+    topics: {image: /camera/image_raw, camera_info: /camera/camera_info, tf: /tf, tf_static: /tf_static,
+             detections: /detections}  # detections: the object's boxes (aiv_interfaces/Detection2DArray)
     queries:                          # verification pairs to index (labels for the evaluator); default:
       - object_id: mug_7              #   one positive pair with the object's own descriptions
       - object_id: mug_2
@@ -48,7 +49,7 @@ SIDECAR_FORMAT = "aiv-tour/1"
 SIDECAR_NAME = "tour.yaml"
 
 _FRAME_KEYS = ("fixed", "object", "camera", "base", "up_axis")
-_TOPIC_KEYS = ("image", "camera_info", "tf", "tf_static")
+_TOPIC_KEYS = ("image", "camera_info", "tf", "tf_static", "detections")
 _TOP_KEYS = ("format", "object", "scene", "episode", "split", "frames", "topics", "queries", "views")
 
 

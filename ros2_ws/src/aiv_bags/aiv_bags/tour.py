@@ -2,8 +2,10 @@
 camera model, independent of how it is stored.
 
 A :class:`Tour` is what a tour bag holds (see :mod:`.tour_bag` for the topics and frames) and what
-``aiv-bag import`` turns into a PInVerify episode. Poses live in the bag's fixed frame (``map`` by default,
-z up per REP-103); :mod:`.geometry` converts them to and from the dataset's y-up frame.
+``aiv-bag import`` turns into a PInVerify episode. A view may carry the object's boxes in that image
+(:class:`TourBox`, what a detector publishes; export writes the dataset's ground-truth box there). Poses
+live in the bag's fixed frame (``map`` by default, z up per REP-103); :mod:`.geometry` converts them to and
+from the dataset's y-up frame.
 """
 
 from __future__ import annotations
@@ -58,10 +60,17 @@ class TourTopics:
     camera_info: str | None = None
     tf: str = "/tf"
     tf_static: str = "/tf_static"
+    #: ``aiv_interfaces/msg/Detection2DArray`` boxes of the object, one message per image stamp. None: export
+    #: writes :meth:`default_detections` when it writes boxes; import reads it when the bag has it.
+    detections: str | None = None
 
     @staticmethod
     def default_image() -> str:
         return "/camera/image_raw"
+
+    @staticmethod
+    def default_detections() -> str:
+        return "/detections"
 
     @staticmethod
     def compressed_image_default() -> str:
@@ -214,17 +223,54 @@ class TourImage:
 
 
 @dataclass(frozen=True)
+class TourBox:
+    """One box of the object in a view's image: pixel corners (xyxy, origin top-left), score in [0, 1], label."""
+
+    x_min: float
+    y_min: float
+    x_max: float
+    y_max: float
+    score: float = 1.0
+    label: str = ""
+
+    @property
+    def xyxy(self) -> tuple[float, float, float, float]:
+        return (self.x_min, self.y_min, self.x_max, self.y_max)
+
+    def problem(self, width: int, height: int) -> str | None:
+        """Why this box cannot be the object's box in a ``width`` x ``height`` image, or None."""
+        values = (*self.xyxy, self.score)
+        if not all(math.isfinite(v) for v in values):
+            return f"box {list(self.xyxy)} score {self.score} has a non-finite value"
+        if not 0.0 <= self.score <= 1.0:
+            return f"box score {self.score} is outside [0, 1]"
+        if self.x_max < self.x_min or self.y_max < self.y_min:
+            return f"box {list(self.xyxy)} is not [x_min, y_min, x_max, y_max] with min <= max"
+        if self.x_min < 0 or self.y_min < 0 or self.x_max > width or self.y_max > height:
+            return f"box {list(self.xyxy)} lies outside the {width}x{height} image"
+        return None
+
+
+@dataclass(frozen=True)
 class TourView:
     """One view: when it was taken, what it shows and where the camera's optical frame was.
 
     ``pose`` is ``fixed <- optical``. ``label`` is informative only (export writes the dataset tag there, via
-    the sidecar), never used to place the view.
+    the sidecar), never used to place the view. ``boxes``: the object's boxes in this image (best first is
+    not required); None when the tour has no box message for the view, empty when one says "not seen".
     """
 
     stamp_ns: int
     image: TourImage
     pose: Transform
     label: str | None = None
+    boxes: tuple[TourBox, ...] | None = None
+
+    def best_box(self) -> TourBox | None:
+        """The box of highest score (the first of equals), or None."""
+        if not self.boxes:
+            return None
+        return max(self.boxes, key=lambda box: box.score)
 
 
 @dataclass(frozen=True)
@@ -235,6 +281,11 @@ class Tour:
     object_position: Vector3
     camera: CameraModel
     frames: TourFrames = DEFAULT_FRAMES
+
+    @property
+    def has_boxes(self) -> bool:
+        """Whether the tour carries box messages (for any view)."""
+        return any(view.boxes is not None for view in self.views)
 
     def with_views(self, views: tuple[TourView, ...]) -> Tour:
         return replace(self, views=views)

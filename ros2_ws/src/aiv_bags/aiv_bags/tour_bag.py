@@ -12,7 +12,17 @@ topic                                      type                                 
 ``/tf``                                    ``tf2_msgs/msg/TFMessage``                ``map -> camera_optical``
                                                                                      at each view's stamp
 ``/tf_static``                             ``tf2_msgs/msg/TFMessage``                ``map -> object``
+``/detections`` (optional)                 ``aiv_interfaces/msg/Detection2DArray``   the object's boxes, one
+                                                                                     message per image stamp
 =========================================  ========================================  ==========================
+
+Boxes are what a robot's detector publishes: the project's own ``Detection2DArray`` (vision_msgs is not
+available everywhere), header stamp and frame id equal to the image's. Export writes the dataset's
+ground-truth box of each view there (score 1, label the category; an empty array where the mask is empty);
+import keeps, per view, the box of highest score as the episode's box (``mask_bbox_xyxy``), so the simulator
+serves it as the ground-truth box. A tour without the topic has no boxes, as before. The two message
+definitions are registered in the typestore from :data:`PROJECT_TYPES` (the text of the interface
+package's files, without comments) and written into the bag, so any reader decodes them.
 
 The image header's ``frame_id`` is the camera's optical frame (REP-103: z along the view, x right, y down);
 its pose is looked up in the fixed frame (``map``, z up) at the header stamp, composing any chain of /tf and
@@ -24,7 +34,8 @@ one, a position given in the sidecar. Export also stores the convention in the b
 Reading refuses, with the bag, the topic and the problem: a bag that cannot be opened or is cut short
 (fewer messages than its metadata lists), missing topics, message types other than the above (or unknown
 to the typestore), image encodings the verifier cannot use, stamps that repeat or go backwards (of the
-images, and of each /tf edge), views without a pose, and an object without a position.
+images, and of each /tf edge), views without a pose, an object without a position, and box messages that
+repeat a stamp, name no image or hold a box that is not finite, not in the image or scored outside [0, 1].
 """
 
 from __future__ import annotations
@@ -46,7 +57,7 @@ from rosbags.interfaces import (
     QosTime,
 )
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
-from rosbags.typesys import Stores, get_typestore
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
 from .geometry import Transform, Vector3
@@ -56,6 +67,7 @@ from .tour import (
     DEFAULT_TOPICS,
     CameraModel,
     Tour,
+    TourBox,
     TourError,
     TourFrames,
     TourImage,
@@ -67,6 +79,16 @@ IMAGE_TYPE = "sensor_msgs/msg/Image"
 COMPRESSED_TYPE = "sensor_msgs/msg/CompressedImage"
 CAMERA_INFO_TYPE = "sensor_msgs/msg/CameraInfo"
 TF_TYPE = "tf2_msgs/msg/TFMessage"
+DETECTIONS_TYPE = "aiv_interfaces/msg/Detection2DArray"
+
+#: The project's message definitions a tour may hold (those of ``aiv_interfaces``, comments left out), so that
+#: this ROS-free package reads and writes them without the built interface package.
+PROJECT_TYPES: Mapping[str, str] = {
+    "aiv_interfaces/msg/Detection2D": (
+        "float32 x_min\nfloat32 y_min\nfloat32 x_max\nfloat32 y_max\nfloat32 score\nstring label\n"
+    ),
+    DETECTIONS_TYPE: "std_msgs/Header header\nDetection2D[] detections\n",
+}
 
 #: Storage plugins by the name users type.
 STORAGES: Mapping[str, StoragePlugin] = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
@@ -96,10 +118,15 @@ _TYPESTORE: Typestore | None = None
 
 
 def typestore() -> Typestore:
-    """The ROS 2 Kilted typestore (standard messages; all a tour uses), built once."""
+    """The ROS 2 Kilted typestore plus :data:`PROJECT_TYPES`, built once."""
     global _TYPESTORE
     if _TYPESTORE is None:
-        _TYPESTORE = get_typestore(Stores.ROS2_KILTED)
+        store = get_typestore(Stores.ROS2_KILTED)
+        types: dict[str, Any] = {}
+        for name, text in PROJECT_TYPES.items():
+            types.update(get_types_from_msg(text, name))
+        store.register(types)
+        _TYPESTORE = store
     return _TYPESTORE
 
 
@@ -149,6 +176,23 @@ class _Messages:
         self.TFMessage, self.TransformStamped = t[TF_TYPE], t["geometry_msgs/msg/TransformStamped"]
         self.Transform, self.Vector3 = t["geometry_msgs/msg/Transform"], t["geometry_msgs/msg/Vector3"]
         self.Quaternion = t["geometry_msgs/msg/Quaternion"]
+        self.Detection2D, self.Detection2DArray = t["aiv_interfaces/msg/Detection2D"], t[DETECTIONS_TYPE]
+
+    def detections(self, stamp_ns: int, frame_id: str, boxes: tuple[TourBox, ...]) -> Any:
+        return self.Detection2DArray(
+            header=self.header(stamp_ns, frame_id),
+            detections=[
+                self.Detection2D(
+                    x_min=box.x_min,
+                    y_min=box.y_min,
+                    x_max=box.x_max,
+                    y_max=box.y_max,
+                    score=box.score,
+                    label=box.label,
+                )
+                for box in boxes
+            ],
+        )
 
     def header(self, stamp_ns: int, frame_id: str) -> Any:
         return self.Header(
@@ -217,7 +261,8 @@ def write_tour_bag(
 
     Each view gets a /tf message with its camera pose, a CameraInfo and an image, all stamped (header and bag
     time) with the view's stamp; /tf_static comes first and holds the object frame (unless
-    ``object_topic="tf"``) and, with ``camera_chain="base"``, the camera mount.
+    ``object_topic="tf"``) and, with ``camera_chain="base"``, the camera mount. Views with ``boxes`` (not
+    None) get a Detection2DArray on ``topics.detections`` (default ``/detections``) at their stamp.
     """
     if storage not in STORAGES:
         raise ValueError(f"storage must be one of {list(STORAGES)}, got {storage!r}")
@@ -237,7 +282,8 @@ def write_tour_bag(
         TourTopics.compressed_image_default() if is_compressed else TourTopics.default_image()
     )
     info_topic = topics.camera_info or TourTopics.default_camera_info()
-    used = replace(topics, image=image_topic, camera_info=info_topic)
+    detections_topic = (topics.detections or TourTopics.default_detections()) if tour.has_boxes else None
+    used = replace(topics, image=image_topic, camera_info=info_topic, detections=detections_topic)
 
     store, msgs, frames = typestore(), _Messages(typestore()), tour.frames
     start = tour.views[0].stamp_ns
@@ -265,6 +311,13 @@ def write_tour_bag(
             typestore=store,
             offered_qos_profiles=[_reliable_qos(10)],
         )
+        boxes = (
+            writer.add_connection(
+                detections_topic, DETECTIONS_TYPE, typestore=store, offered_qos_profiles=[_reliable_qos(10)]
+            )
+            if detections_topic is not None
+            else None
+        )
 
         def put(connection: Connection, stamp: int, message: Any) -> None:
             writer.write(connection, stamp, bytes(store.serialize_cdr(message, connection.msgtype)))
@@ -287,6 +340,8 @@ def write_tour_bag(
             put(dynamic, view.stamp_ns, msgs.tf(transforms))
             put(info, view.stamp_ns, msgs.camera_info(view.stamp_ns, frames.camera, tour.camera))
             put(image, view.stamp_ns, msgs.image(view.stamp_ns, frames.camera, view.image))
+            if boxes is not None and view.boxes is not None:
+                put(boxes, view.stamp_ns, msgs.detections(view.stamp_ns, frames.camera, view.boxes))
     return used
 
 
@@ -305,6 +360,8 @@ class BagSummary:
     views: int
     tf_messages: int
     tf_static_messages: int
+    detections_topic: str | None = None  # None: the bag has no boxes
+    views_with_box: int = 0
 
 
 @dataclass(frozen=True)
@@ -517,7 +574,10 @@ def _read(
     for t in tf_topics:
         bag.check_type(t, available[t].msgtype, (TF_TYPE,))
 
-    wanted = [c for t in (image_topic, info_topic, *tf_topics) for c in available[t].connections]
+    detections_topic = _detections_topic(bag, available, topics.detections)
+    read_topics = (image_topic, info_topic, *tf_topics, *([detections_topic] if detections_topic else []))
+    wanted = [c for t in read_topics for c in available[t].connections]
+    boxes: dict[int, tuple[TourBox, ...]] = {}
     tree = TfTree(tolerance_ns=tolerance_ns, max_interval_ns=max_interval_ns)
     images: list[tuple[int, str, TourImage, tuple[int, int]]] = []
     camera: CameraModel | None = None
@@ -539,6 +599,21 @@ def _read(
             except ValueError as exc:
                 raise bag.fail(f"image {len(images) + 1} (stamp {stamp} ns): {exc}", topic) from None
             images.append((stamp, str(message.header.frame_id), tour_image, (width, height)))
+        elif topic == detections_topic:
+            stamp = _stamp_ns(message.header)
+            if stamp in boxes:
+                raise bag.fail(f"two box messages stamped {stamp} ns; one per image is expected", topic)
+            boxes[stamp] = tuple(
+                TourBox(
+                    float(d.x_min),
+                    float(d.y_min),
+                    float(d.x_max),
+                    float(d.y_max),
+                    float(d.score),
+                    str(d.label),
+                )
+                for d in message.detections
+            )
         elif topic == info_topic:
             model = _camera_of(message)
             problem = model.check()
@@ -576,6 +651,19 @@ def _read(
     if camera is None:
         raise bag.fail("no camera info message: the camera model is unknown", info_topic)
 
+    image_stamps = {stamp for stamp, *_ in images}
+    for stamp, found in boxes.items():
+        if stamp not in image_stamps:
+            raise bag.fail(
+                f"box message stamped {stamp} ns matches no image of {image_topic} (its header stamp must equal "
+                "the image's)",
+                detections_topic,
+            )
+        for box in found:
+            problem = box.problem(camera.width, camera.height)
+            if problem:
+                raise bag.fail(f"box message stamped {stamp} ns: {problem}", detections_topic)
+
     views = []
     pose_topic = topics.tf if topics.tf in available else topics.tf_static
     for n, (stamp, frame_id, tour_image, size) in enumerate(images, start=1):
@@ -594,7 +682,7 @@ def _read(
                 f"{frames.fixed!r}: {exc}{absent}",
                 pose_topic,
             ) from None
-        views.append(TourView(stamp, tour_image, pose))
+        views.append(TourView(stamp, tour_image, pose, boxes=boxes.get(stamp) if detections_topic else None))
 
     if object_position is None:
         try:
@@ -617,8 +705,31 @@ def _read(
         views=len(views),
         tf_messages=tf_counts.get(topics.tf, 0),
         tf_static_messages=tf_counts.get(topics.tf_static, 0),
+        detections_topic=detections_topic,
+        views_with_box=sum(1 for view in views if view.best_box() is not None),
     )
     return ReadTour(tour, summary)
+
+
+def _detections_topic(bag: _BagReader, available: Mapping[str, Any], wanted: str | None) -> str | None:
+    """The box topic: the one named, else the default name or the bag's only Detection2DArray topic; None
+    when the bag has none (a tour without boxes)."""
+    if wanted is None:
+        default = TourTopics.default_detections()
+        candidates = sorted(t for t, i in available.items() if i.msgtype == DETECTIONS_TYPE)
+        if default in available:
+            wanted = default
+        elif len(candidates) == 1:
+            wanted = candidates[0]
+        elif candidates:
+            raise bag.fail(f"several box topics ({', '.join(candidates)}); name the one to use", default)
+        else:
+            return None
+    elif wanted not in available:
+        listing = ", ".join(f"{t} ({i.msgtype})" for t, i in sorted(available.items())) or "none"
+        raise bag.fail(f"the bag has no box topic {wanted}; its topics: {listing}", wanted)
+    bag.check_type(wanted, available[wanted].msgtype, (DETECTIONS_TYPE,))
+    return wanted
 
 
 def _storage_name(path: Path) -> str:

@@ -5,7 +5,9 @@ order the environment sorts them (by raw sector, file order within a sector), on
 rotations are converted from the dataset's y-up frame to a z-up (REP-103) ``map`` frame (see
 :mod:`.geometry`); the object centre is the episode's ``goal_position_nominal``. The sidecar carries the
 object's identity and descriptions, the pairs of a given index that use the episode (labels) and each view's
-mask flag (``target_visible``), so that an import restores the trap views; masks and boxes are not exported.
+mask flag (``target_visible``), so that an import restores the trap views. Each view's ground-truth box
+(``mask_bbox_xyxy``; score 1, label the category) goes on the box topic as a detector would publish it (an
+empty array where the mask is empty), unless ``boxes=False``; masks themselves are not exported.
 
 The bag directory appears complete or not at all: it is written under a temporary name and renamed.
 """
@@ -30,6 +32,7 @@ from .tour import (
     DEFAULT_TOPICS,
     CameraModel,
     Tour,
+    TourBox,
     TourError,
     TourFrames,
     TourImage,
@@ -47,11 +50,17 @@ class ExportResult:
     topics: TourTopics
     views: int
     left_out: tuple[str, ...]
+    views_with_box: int = 0
 
     def lines(self) -> list[str]:
+        boxes = (
+            f", ground-truth boxes on {self.topics.detections} ({self.views_with_box} view(s) with a box)"
+            if self.topics.detections
+            else ", no boxes"
+        )
         out = [
             f"wrote {self.bag} ({self.storage}): {self.views} view(s) on {self.topics.image}, camera info on "
-            f"{self.topics.camera_info}, poses on {self.topics.tf} / {self.topics.tf_static}",
+            f"{self.topics.camera_info}, poses on {self.topics.tf} / {self.topics.tf_static}{boxes}",
             f"sidecar: {self.sidecar}",
         ]
         if self.left_out:
@@ -69,8 +78,10 @@ def episode_tour(
     *,
     compression: str | None = None,
     frames: TourFrames = DEFAULT_FRAMES,
+    boxes: bool = True,
 ) -> tuple[Tour, tuple[ViewTruth, ...], tuple[str, ...]]:
-    """The tour of an episode, its per-view ground truth and the names of the views left out."""
+    """The tour of an episode (with each view's ground-truth box unless ``boxes`` is false), its per-view
+    ground truth and the names of the views left out."""
     meta = episode.meta
     source = meta.source
     if meta.goal_position is None:
@@ -105,7 +116,11 @@ def episode_tour(
         )
         stamp = EXPORT_START_NS + len(views) * EXPORT_SPACING_NS
         pose = world_pose(view.camera_position, rotation, frames.up_axis)
-        views.append(TourView(stamp, TourImage.from_rgb(rgb, compression), pose, view.name))
+        view_boxes: tuple[TourBox, ...] | None = None
+        if boxes:
+            box = view.mask_bbox_xyxy
+            view_boxes = () if box is None else (TourBox(*box, score=1.0, label=meta.object_category),)
+        views.append(TourView(stamp, TourImage.from_rgb(rgb, compression), pose, view.name, view_boxes))
         truths.append(ViewTruth(stamp, view.mask_meets_threshold, view.name))
     if not views:
         raise TourError("episode has no view with an image and a camera position to export", bag=source)
@@ -177,6 +192,7 @@ def export_episode(
     object_topic: str = "tf_static",
     frames: TourFrames = DEFAULT_FRAMES,
     topics: TourTopics = DEFAULT_TOPICS,
+    boxes: bool = True,
 ) -> ExportResult:
     """Write the episode at ``root/episode_path`` as a tour bag directory ``out`` (with ``tour.yaml``)."""
     out = Path(out)
@@ -189,7 +205,9 @@ def export_episode(
         raise TourError(
             f"cannot load the episode: {error}", bag=str(Path(root) / episode_path / META_FILENAME)
         ) from None
-    tour, truths, left_out = episode_tour(dataset, episode, compression=compression, frames=frames)
+    tour, truths, left_out = episode_tour(
+        dataset, episode, compression=compression, frames=frames, boxes=boxes
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     # rosbags names the storage file after the bag directory, so the bag is built under its final name
     # inside a scratch directory and moved out whole.
@@ -212,4 +230,5 @@ def export_episode(
         os.rename(partial, out)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return ExportResult(out, out / SIDECAR_NAME, storage, used, len(tour.views), left_out)
+    with_box = sum(1 for view in tour.views if view.best_box() is not None)
+    return ExportResult(out, out / SIDECAR_NAME, storage, used, len(tour.views), left_out, with_box)

@@ -19,9 +19,13 @@ So the same tour gives the same episode in any map frame: the virtual sector map
 transition of the environment are invariant under a rotation of the whole tour, which a round trip
 (episode -> export -> import) checks. The grid's origin is recorded in meta.json (``tour_source``).
 
-Tours have no masks: the episode has no GT boxes (``mask_bbox_xyxy`` null), so it is evaluated with a detector
-(``agent.bbox_mode: detector`` or ``detections``), not with ``gt``; the import report says so. The sidecar's
-per-view ``target_visible`` (default true) becomes ``mask_meets_threshold`` (false = trap view).
+Boxes: a tour with a box topic (``/detections``, see :mod:`.tour_bag`) gives each view the box of highest score
+as its ``mask_bbox_xyxy`` (all boxes are kept in the view's ``tour_view.boxes``), so the simulator serves it as
+the ground-truth box and ``agent.bbox_mode: gt`` judges the same crop as on the dataset the tour came from; a
+view whose box message is empty or missing has no box. A tour without one has no boxes at all: evaluate it with
+a detector (``agent.bbox_mode: detector`` or ``detections``); the import report says which case it is. Tours
+have no segmentation either way (``has_mask`` false, no mask area). The sidecar's per-view ``target_visible``
+(default true) becomes ``mask_meets_threshold`` (false = trap view).
 
 Nothing partial is ever left: the episode is written under a temporary name, checked with the dataset
 loaders, then renamed; descriptions and the index are replaced atomically afterwards, and a failure there
@@ -156,6 +160,7 @@ class ImportResult:
     index_file: Path
     pairs: int
     lines: list[str] = field(default_factory=list)
+    has_boxes: bool = False  # the tour had a box topic (its views' boxes are the episode's GT boxes)
 
 
 @dataclass(frozen=True)
@@ -206,6 +211,7 @@ def _topics(sidecar: Sidecar, given: TourTopics) -> TourTopics:
         camera_info=given.camera_info or merged.camera_info,
         tf=given.tf if given.tf != DEFAULT_TOPICS.tf else merged.tf,
         tf_static=given.tf_static if given.tf_static != DEFAULT_TOPICS.tf_static else merged.tf_static,
+        detections=given.detections or merged.detections,
     )
 
 
@@ -325,6 +331,7 @@ def import_tour(bag: Path, options: ImportOptions) -> ImportResult:
             tour_view.pose, tour.object_position, tour.camera.hfov_deg, tour.camera.vfov_deg
         )
         lo = view.sector * SECTOR_DEG
+        box = tour_view.best_box()
         records.append(
             {
                 "tag": tag,
@@ -332,7 +339,7 @@ def import_tour(bag: Path, options: ImportOptions) -> ImportResult:
                 "in_frustum": in_view,
                 "has_mask": False,
                 "mask_area_px": None,
-                "mask_bbox_xyxy": None,
+                "mask_bbox_xyxy": None if box is None else list(box.xyxy),
                 "mask_area_fraction": None,
                 "mask_meets_threshold": visibility.get(tour_view.stamp_ns, True),
                 "rgb": rgb_rel,
@@ -348,6 +355,11 @@ def import_tour(bag: Path, options: ImportOptions) -> ImportResult:
                     "azimuth_deg": round(view.azimuth_deg, 3),
                     "offset_from_sector_centre_deg": round(view.offset_deg, 3),
                     **({"label": labels[tour_view.stamp_ns]} if tour_view.stamp_ns in labels else {}),
+                    **(
+                        {"boxes": [[*b.xyxy, b.score, b.label] for b in tour_view.boxes]}
+                        if tour_view.boxes is not None
+                        else {}
+                    ),
                 },
             }
         )
@@ -386,14 +398,16 @@ def import_tour(bag: Path, options: ImportOptions) -> ImportResult:
             "sector_origin_azimuth_deg": round(grid.origin_deg, 6),
             "sector_phase": grid.phase,
             "has_masks": False,
-            "boxes": "detector",
+            "boxes": summary.detections_topic or "detector",
         },
     }
     lines = _report(bag_name, summary, sidecar, grid, chosen, unused, records, visibility, episode_path, root)
     _commit(root, split, episode_path, meta, images, sidecar, options.index_name, bag_name)
     index_file = root / split / options.index_name
     lines.append(f"index: {index_file} (+{len(sidecar.pairs())} pair(s)); descriptions updated in {root}")
-    return ImportResult(final, episode_path, index_file, len(sidecar.pairs()), lines)
+    return ImportResult(
+        final, episode_path, index_file, len(sidecar.pairs()), lines, summary.detections_topic is not None
+    )
 
 
 def _check_virtual_sectors(chosen: Sequence[PlacedView], grid: SectorGrid, bag: str) -> None:
@@ -457,11 +471,19 @@ def _report(
         )
     if sidecar.category not in CATEGORIES:
         lines.append(f"category {sidecar.category!r} is not one of the benchmark's 18 categories")
-    lines.append(
-        "no masks: a tour carries no segmentation, so this episode has no ground-truth boxes; evaluate it with a "
-        "detector (verifier agent.bbox_mode: detector or detections), not agent.bbox_mode: gt, and not with the "
-        "oracle verifiers (they need the synthetic ground truth)"
-    )
+    if summary.detections_topic is not None:
+        boxed = sum(1 for r in records if r["mask_bbox_xyxy"] is not None)
+        lines.append(
+            f"boxes: from {summary.detections_topic}, {boxed} of {len(records)} view(s) have one (the best-scored "
+            "box of each view is the episode's ground-truth box, served for verifier agent.bbox_mode: gt); no "
+            "masks (no mask areas; the oracle verifiers need the synthetic ground truth)"
+        )
+    else:
+        lines.append(
+            "no masks: a tour carries no segmentation, and this one no box topic, so this episode has no "
+            "ground-truth boxes; evaluate it with a detector (verifier agent.bbox_mode: detector or detections), "
+            "not agent.bbox_mode: gt, and not with the oracle verifiers (they need the synthetic ground truth)"
+        )
     return lines
 
 

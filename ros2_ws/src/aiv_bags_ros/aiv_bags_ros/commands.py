@@ -3,7 +3,8 @@
 
     aiv-bag record OUT [--storage mcap|sqlite3] [--topic ROLE=NAME ...] [--verifier-params FILE] [--ros-args ...]
     aiv-bag record --split-dir DIR ...        one bag per verification request, DIR/<episode key>
-    aiv-bag replay BAG [--params-file FILE] [--set name=value ...] [--mode inprocess]
+    aiv-bag replay BAG [--params-file FILE] [--set name=value ...] [--mode inprocess|ros]
+                   [--verifier start|running]     (--mode ros: start a verifier node, or use a running one)
 
 ``replay`` exit status: 0 when every replayed step and verdict equals the recording, 1 when any differs (the
 differences are listed per step), 2 on bad input (one line naming the bag, the topic and the problem).
@@ -18,7 +19,7 @@ from typing import Any
 
 from .session_bag import SessionBagError
 
-REPLAY_MODES = ("inprocess",)
+REPLAY_MODES = ("inprocess", "ros")
 
 
 def _record(args: argparse.Namespace) -> int:
@@ -30,10 +31,21 @@ def _record(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     from .replay import EXIT_BAD_INPUT, EXIT_DIFFERENT, EXIT_IDENTICAL, replay_bag
 
+    params_file = Path(args.params_file) if args.params_file else None
     try:
-        report = replay_bag(
-            Path(args.bag), params_file=Path(args.params_file) if args.params_file else None, sets=args.set
-        )
+        if args.mode == "ros":
+            from .ros_replay import replay_bag_ros
+
+            report = replay_bag_ros(
+                Path(args.bag),
+                params_file=params_file,
+                sets=args.set,
+                verifier=args.verifier,
+                server_wait_s=args.server_wait,
+                episode_timeout_s=args.episode_timeout,
+            )
+        else:
+            report = replay_bag(Path(args.bag), params_file=params_file, sets=args.set)
     except SessionBagError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -60,5 +72,30 @@ def add_replay_command(sub: Any) -> None:
     parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="override one verifier parameter"
     )
-    parser.add_argument("--mode", choices=REPLAY_MODES, default="inprocess", help="inprocess (no DDS)")
+    parser.add_argument(
+        "--mode",
+        choices=REPLAY_MODES,
+        default="inprocess",
+        help="inprocess (no DDS), or ros: a replay node serves the recorded frames and moves to a verifier node",
+    )
+    parser.add_argument(
+        "--verifier",
+        choices=("start", "running"),
+        default="start",
+        help="--mode ros: start a verifier node with the replay's configuration (default), or use a running one",
+    )
+    parser.add_argument(
+        "--server-wait",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="--mode ros: seconds to wait for the verifier",
+    )
+    parser.add_argument(
+        "--episode-timeout",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="--mode ros: seconds per episode verdict",
+    )
     parser.set_defaults(func=_replay)

@@ -9,7 +9,8 @@ functions, so they compare field by field with the recording.
 Compared per step: the view (sector, capture tag, duplicate flag), the action and its direction, each
 attribute's answer and states (raw and reconciled), the belief, the stop reason and the move outcome; for the
 verdict: decision, steps, confidence, stop and failure reason, first-view decision, per-step predictions and
-visited sectors. Timings and elapsed time are not compared.
+visited sectors. Timings and elapsed time are not compared. :func:`compare_episode` is that comparison; the
+replay over ROS (:mod:`.ros_replay`) uses it as it is.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import yaml
 from aiv_common.image_conversion import ImageConversionError, imgmsg_to_rgb
 from aiv_common.parameter_spec import ParameterError, check_values, flatten_parameters, parameter_defaults
 from aiv_dataset.vocabulary import MoveOutcome
-from aiv_verifier.agent.factory import AgentFactory, ConfigError, GoalOverrides
+from aiv_verifier.agent.factory import PRIVILEGED_VERIFIERS, AgentFactory, ConfigError, GoalOverrides
 from aiv_verifier.agent.loop import run_episode
 from aiv_verifier.agent.port import FrameRequest, FrameUnavailable, MoveFailed, MoveReport
 from aiv_verifier.agent.session import AgentStep, ViewFrame
@@ -331,7 +332,19 @@ def replay_episode(
         transcript=reports,
         stamp=Time(),
     )
-    result = EpisodeReplay(episode.request_id, key, len(episode.steps), len(reports))
+    result = compare_episode(episode, verdict, episode_key=key)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def compare_episode(episode: RecordedEpisode, verdict: Any, *, episode_key: str) -> EpisodeReplay:
+    """Compare a replayed Verdict (its transcript holds the replayed steps) with the recorded episode.
+
+    The one comparison of every replay: in-process here, over ROS in :mod:`.ros_replay`, and for a tour served
+    by the simulator in the tests.
+    """
+    reports = list(verdict.transcript)
+    result = EpisodeReplay(episode.request_id, episode_key, len(episode.steps), len(reports))
     for index in range(max(len(episode.steps), len(reports))):
         if index >= len(reports):
             result.step_changes[index] = ["not replayed (the replay ended earlier)"]
@@ -342,11 +355,10 @@ def replay_episode(
             if notes:
                 result.step_changes[index] = notes
     result.verdict_changes = verdict_differences(episode.verdict, verdict)
-    for name, row in (("category", session.query.category), ("query_mode", session.query.mode.value)):
-        recorded_value = getattr(episode.verdict, name)
-        if recorded_value != row:
-            result.verdict_changes.append(f"{name} {recorded_value!r} -> {row!r}")
-    result.seconds = time.perf_counter() - started
+    for name in ("category", "query_mode"):
+        recorded_value, replayed_value = getattr(episode.verdict, name), getattr(verdict, name)
+        if recorded_value != replayed_value:
+            result.verdict_changes.append(f"{name} {recorded_value!r} -> {replayed_value!r}")
     return result
 
 
@@ -357,13 +369,15 @@ class ReplayReport:
     skipped: list[str]
     seconds: float
     frames: int
+    mode: str = "inprocess"
 
     @property
     def identical(self) -> bool:
         return all(episode.identical for episode in self.episodes)
 
     def lines(self) -> list[str]:
-        lines = [f"bag {self.bag}: {len(self.episodes)} episode(s) replayed open-loop"]
+        how = "open-loop" if self.mode == "inprocess" else "open-loop over ROS"
+        lines = [f"bag {self.bag}: {len(self.episodes)} episode(s) replayed {how}"]
         for episode in self.episodes:
             lines += episode.lines()
         lines += [f"skipped {note}" for note in self.skipped]
@@ -373,6 +387,17 @@ class ReplayReport:
             f"({self.frames} frame(s) in {self.seconds:.2f} s, {self.frames / max(self.seconds, 1e-9):.1f} frames/s)"
         )
         return lines
+
+
+def needed_channels(values: Mapping[str, Any]) -> tuple[bool, bool]:
+    """(ground truth, detections): the recorded channels a verifier with ``values`` reads, without building
+    its backends (as :class:`~aiv_verifier.agent.factory.AgentFactory` decides)."""
+    try:
+        box_mode = BoxMode(str(values["agent.bbox_mode"]))
+    except ValueError as error:
+        raise SessionBagError(f"verifier configuration: agent.bbox_mode: {error}") from error
+    privileged = box_mode is BoxMode.GT or str(values["verifier.backend"]) in PRIVILEGED_VERIFIERS
+    return privileged, box_mode is BoxMode.DETECTIONS
 
 
 def replay_bag(bag: Path, *, params_file: Path | None = None, sets: Sequence[str] = ()) -> ReplayReport:

@@ -11,8 +11,10 @@
 The episodes come from a dataset directory (``dataset_root`` + ``index_file``) or from tour bags
 (``tour_bags``): each bag is imported at start-up by ``aiv_bags``' import into a directory of its own (see
 :mod:`aiv_offline_sim.tour_source`) and served by the same environment, so the actions and their rules are the
-same. Tours carry no masks: with ``privileged_output`` their GroundTruthView has no box (``has_box`` false) and
-its ``mask_meets_threshold`` is the sidecar's ``target_visible``. A bag that cannot be imported stops the node
+same. Tours carry no masks: with ``privileged_output`` their GroundTruthView carries the tour's box of the
+view (its box topic, e.g. the dataset's GT box an export wrote; ``has_box`` false where there is none, and
+always for a tour without a box topic), no mask area, and ``mask_meets_threshold`` from the sidecar's
+``target_visible``. A bag that cannot be imported stops the node
 at start-up with one line naming the bag, the topic and the problem (exit status 2).
 
 Labels and pair types never leave this node. Bad requests are answered with a reason and the node
@@ -157,12 +159,12 @@ class OfflineSimNode(Node):
         self.tours = import_tours(bags, dataset_root, index_file)
         for line in self.tours.report:
             self.get_logger().info(f"tour import: {line}")
-        if self.privileged:
+        if self.privileged and self.tours.without_boxes:
             self.get_logger().warning(
-                "tour episodes have no masks: GroundTruthView carries no box (has_box false, mask_area_px 0), "
-                "so a verifier in agent.bbox_mode gt sees the full image at the no-box confidence; its "
-                "mask_meets_threshold is the sidecar's target_visible (false = trap view). Use a detector "
-                "(agent.bbox_mode detections or detector) for boxes"
+                f"tour bag(s) without a box topic ({', '.join(self.tours.without_boxes)}): their GroundTruthView "
+                "carries no box (has_box false, mask_area_px 0), so a verifier in agent.bbox_mode gt sees the "
+                "full image at the no-box confidence; mask_meets_threshold is the sidecar's target_visible "
+                "(false = trap view). Use a detector (agent.bbox_mode detections or detector) for boxes"
             )
         return str(self.tours.root), self.tours.index_file
 

@@ -17,7 +17,9 @@ Where the episodes go:
 The pairs of all bags, in bag order, are written to ``index_file`` relative to that directory (so the
 simulator's ``dataset_root`` + ``index_file`` name what it serves, as they do for a dataset).
 
-A tour has no masks: its episodes have no ground-truth boxes (see :func:`aiv_bags.import_tour`).
+A tour has no masks. Its boxes, when it has a box topic (``/detections``, which ``aiv-bag export`` writes from
+the dataset's ground truth), become the episodes' ground-truth boxes, served in GroundTruthView like a
+dataset's; a tour without one gives episodes without boxes (see :func:`aiv_bags.import_tour`).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class TourDataset:
     pairs: int
     private: bool
     report: list[str] = field(default_factory=list)
+    without_boxes: tuple[str, ...] = ()  # bags that have no box topic (their episodes have no GT boxes)
 
     def cleanup(self) -> None:
         """Remove a private directory (a named one stays for the evaluator to read)."""
@@ -103,6 +106,7 @@ def import_tours(bags: Sequence[str], dataset_root: str, index_file: str) -> Tou
     result = TourDataset(root, relative_index, tuple(bags), (), 0, private)
     index_lines: list[str] = []
     episodes: list[str] = []
+    without_boxes: list[str] = []
     try:
         for number, bag in enumerate(bags):
             # One scratch index per bag keeps the pairs in bag order across splits.
@@ -117,6 +121,8 @@ def import_tours(bags: Sequence[str], dataset_root: str, index_file: str) -> Tou
             ]
             imported.index_file.unlink()
             episodes.append(imported.episode_path)
+            if not imported.has_boxes:
+                without_boxes.append(bag)
             # The import's own "index:" line names the scratch file; the served index is reported below.
             result.report += [line for line in imported.lines if not line.startswith("index: ")]
         target = root / relative_index
@@ -127,5 +133,6 @@ def import_tours(bags: Sequence[str], dataset_root: str, index_file: str) -> Tou
         result.cleanup()
         raise
     result.episodes = tuple(episodes)
+    result.without_boxes = tuple(without_boxes)
     result.pairs = len(index_lines)
     return result

@@ -12,9 +12,10 @@ then goes through every pair of the tours. The evaluator reads the labels from t
 imported into, so it needs ``tour_root`` (an empty or new directory; "" = a private temporary one, removed at
 exit). A bag that cannot be imported stops the simulator with one line naming the bag, topic and problem.
 
-Tours have no masks, hence no ground-truth boxes: with ``bbox_mode:=gt`` (the params file's default) every view
-is verified on the full image at the no-box confidence; with a detector publishing boxes use
-``bbox_mode:=detections detections:=/your/detections``.
+Tours have no masks. A tour that carries the object's box per view (its ``/detections`` topic; ``aiv-bag export``
+writes the dataset's ground-truth boxes there) is verified with ``bbox_mode:=gt`` (the params file's default) on
+the same crops as the dataset episode; without boxes every view is judged on the full image at the no-box
+confidence, so run a detector and use ``bbox_mode:=detections detections:=/your/detections``.
 
 Time: the simulator stamps each frame it publishes with its own clock and the verifier compares frame stamps
 with its clock, so both (and the evaluator) follow one ``use_sim_time`` setting. Leave it false unless a
