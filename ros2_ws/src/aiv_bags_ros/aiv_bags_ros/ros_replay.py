@@ -272,11 +272,11 @@ class _StartedVerifier:
     """The verifier node as a child process (its output goes to a log file, shown when it fails)."""
 
     def __init__(self, values: Mapping[str, Any], directory: Path) -> None:
-        from aiv_eval.ros_mode import RosModeError, executable_path
+        from aiv_common.executables import ExecutableNotFoundError, executable_path
 
         try:
             executable = executable_path("aiv_verifier", "verifier")
-        except RosModeError as error:
+        except ExecutableNotFoundError as error:
             raise SessionBagError(f"replay over ROS: {error}") from error
         self.log = directory / "verifier.log"
         params = _parameters_file(values, directory)

@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from aiv_common.executables import ExecutableNotFoundError
+from aiv_common.executables import executable_path as _installed_executable
+
 from .spec import EvalSpec, SpecError
 
 if TYPE_CHECKING:
@@ -61,6 +64,14 @@ ABSOLUTE_PATH_PARAMETERS = {"offline_sim": ("dataset_root",), "evaluator": ("dat
 
 class RosModeError(RuntimeError):
     """The node executables cannot be found or a node keeps dying."""
+
+
+def executable_path(package: str, executable: str) -> Path:
+    """The installed node executable, or :class:`RosModeError` saying how to build it."""
+    try:
+        return _installed_executable(package, executable)
+    except ExecutableNotFoundError as error:
+        raise RosModeError(str(error)) from error
 
 
 class NodeConfigurationError(SpecError):
@@ -130,23 +141,6 @@ def absolute_paths(spec: EvalSpec, cwd: Path | None = None) -> EvalSpec:
             if text and not path.is_absolute() and (base / path).name == path.name:
                 values[node][name] = str(base / path)
     return dataclasses.replace(spec, sim=values["offline_sim"], evaluator=values["evaluator"])
-
-
-def executable_path(package: str, executable: str) -> Path:
-    """``<prefix>/lib/<package>/<executable>`` of an installed ament package (what ``ros2 run`` finds)."""
-    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
-
-    try:
-        prefix = Path(get_package_prefix(package))
-    except PackageNotFoundError as error:
-        raise RosModeError(
-            f"package {package!r} is not installed in AMENT_PREFIX_PATH; build the workspace and "
-            "`source .env.sh` (or ros2_ws/install/setup.bash)"
-        ) from error
-    path = prefix / "lib" / package / executable
-    if not path.is_file():
-        raise RosModeError(f"{path} does not exist; rebuild the workspace (make build)")
-    return path
 
 
 def _resolve_prctl() -> Callable[..., Any] | None:
