@@ -107,7 +107,9 @@ build_inputs() {
         ! -path 'ros2_ws/src/aiv_verifier/aiv_verifier/*' \
         ! -path 'ros2_ws/src/aiv_common/aiv_common/*' \
         ! -path 'ros2_ws/src/aiv_bags/aiv_bags/*' \
-        ! -path 'ros2_ws/src/aiv_bags_ros/aiv_bags_ros/*' | LC_ALL=C sort)
+        ! -path 'ros2_ws/src/aiv_bags_ros/aiv_bags_ros/*' \
+        ! -path 'ros2_ws/src/aiv_robot_sim/aiv_robot_sim/*' \
+        ! -path 'ros2_ws/src/aiv_robot/aiv_robot/*' | LC_ALL=C sort)
 }
 
 ensure_build() {

@@ -2,7 +2,12 @@
 
 - ``aiv_verifier`` runs on a robot: none of its modules imports the simulator, the generator or the evaluation.
 - ``aiv_dataset`` is the format alone: no ROS, no other project package.
-- ``aiv_synth`` (the generator) is a tool: no run-time package imports it, and it needs nothing but the format.
+- ``aiv_synth`` (the generator) is a tool: it needs nothing but the format, and the only run-time package that
+  imports it is ``aiv_robot_sim`` (the live-rendering robot stand-in).
+- ``aiv_robot_sim`` is a robot, not part of the verification: it never imports the verifier, the simulator or
+  the evaluation (it talks to them over topics only).
+- ``aiv_robot`` (the robot adapter and the pre-grasp client) talks to the verifier and the robot over ROS only;
+  its geometry, session and move procedure import no rclpy.
 - ``aiv_bags`` (tour bags) reads and writes bags with rosbags, not rclpy, on top of the format alone.
 - ``aiv_bags_ros`` (session recording and replay) is the ROS side of bags: it may use rclpy and the verifier,
   never the simulator, the generator or the evaluation (the evaluation starts its recorder as a process).
@@ -26,7 +31,11 @@ PROJECT_PACKAGES = (
     "aiv_eval",
     "aiv_bags",
     "aiv_bags_ros",
+    "aiv_robot_sim",
+    "aiv_robot",
 )
+#: The one run-time package allowed to import the generator.
+SYNTH_USERS = {"aiv_robot_sim"}
 
 FORBIDDEN: dict[str, set[str]] = {
     "aiv_verifier": {"aiv_offline_sim", "aiv_synth", "aiv_eval"},
@@ -44,6 +53,15 @@ FORBIDDEN: dict[str, set[str]] = {
         "rclpy",
     },
     "aiv_bags_ros": {"aiv_synth", "aiv_offline_sim", "aiv_eval"},
+    "aiv_robot_sim": {"aiv_offline_sim", "aiv_verifier", "aiv_eval", "aiv_bags_ros"},
+    "aiv_robot": {
+        "aiv_synth",
+        "aiv_offline_sim",
+        "aiv_verifier",
+        "aiv_eval",
+        "aiv_bags_ros",
+        "aiv_robot_sim",
+    },
 }
 
 
@@ -73,6 +91,22 @@ def test_package_imports_only_what_the_layout_allows(package: str) -> None:
     assert {name: bad for name, bad in offenders.items() if bad} == {}
 
 
+def test_only_the_robot_stand_in_imports_the_generator_at_run_time() -> None:
+    users = {
+        package
+        for package in PROJECT_PACKAGES
+        if package != "aiv_synth"
+        for path in _modules(package)
+        if "aiv_synth" in _imported_top_levels(path)
+    }
+    assert users == SYNTH_USERS
+
+
+def test_the_robot_stand_in_keeps_rclpy_in_its_node_module() -> None:
+    users = [path.name for path in _modules("aiv_robot_sim") if "rclpy" in _imported_top_levels(path)]
+    assert users == ["node.py"]
+
+
 def test_rclpy_stays_in_node_and_ros_helper_modules() -> None:
     ros_free_cores = [
         SRC / "aiv_verifier" / "aiv_verifier" / sub
@@ -91,3 +125,9 @@ def test_every_project_package_is_a_ros_package_of_its_own() -> None:
     for package in PROJECT_PACKAGES:
         assert (SRC / package / "package.xml").is_file(), package
         assert (SRC / package / package / "__init__.py").is_file(), package
+
+
+def test_the_robot_adapters_core_is_ros_free() -> None:
+    core = ("geometry.py", "session.py", "mover.py", "parameters.py")
+    users = [name for name in core if "rclpy" in _imported_top_levels(SRC / "aiv_robot" / "aiv_robot" / name)]
+    assert users == []

@@ -25,6 +25,8 @@ def test_every_package_has_a_manifest():
         "aiv_eval",
         "aiv_interfaces",
         "aiv_offline_sim",
+        "aiv_robot",
+        "aiv_robot_sim",
         "aiv_synth",
         "aiv_verifier",
     }

@@ -18,6 +18,8 @@ from .config_schema import config_parameter_specs
 
 #: Prefix of the camera frames' QoS parameters.
 FRAME_QOS = "frame_qos"
+#: Values of ``image_transport``.
+IMAGE_TRANSPORTS = ("raw", "compressed")
 
 GOAL_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("default_step_budget", 6, "step budget of a goal that asks for 0", minimum=1),
@@ -28,6 +30,13 @@ GOAL_PARAMETERS: tuple[ParameterSpec, ...] = (
 
 WIRING_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("image_topic", "camera/image_raw", "camera images (any 8-bit colour or mono encoding)"),
+    ParameterSpec(
+        "image_transport",
+        "raw",
+        "raw: image_topic carries sensor_msgs/Image; compressed: sensor_msgs/CompressedImage (jpeg/png, as a "
+        "camera driver's .../compressed topic), decoded once per frame",
+        choices=IMAGE_TRANSPORTS,
+    ),
     ParameterSpec(
         "ground_truth_topic",
         "sim/ground_truth_view",

@@ -37,6 +37,8 @@ def view_frame(entry: FrameEntry, request: FrameRequest) -> ViewFrame:
     """The agent's input from a cached frame. With the ground-truth channel the sector, image key and the
     privileged fields come from it; without, the loop's bookkeeping supplies the sector and the stamp is the
     image key (a repeated view after a refused move keeps its stamp, so it is recognised as a duplicate).
+    Ground truth from a live source (``sector`` -1: a robot stand-in rendering any pose) supplies the privileged
+    fields only; sector and image key then come as without it.
 
     Raises :class:`FrameUnusable` for a frame whose image could not be decoded.
     """
@@ -53,12 +55,15 @@ def view_frame(entry: FrameEntry, request: FrameRequest) -> ViewFrame:
             image_key=entry.stamp_ns,
             detections=tuple(entry.detections or ()),
         )
+    # A live source (the robot stand-in) knows no virtual sectors (sector -1): the loop's bookkeeping names
+    # the sector, and each frame is its own view, keyed by its stamp like a frame without ground truth.
+    live = int(ground_truth.sector) < 0
     return ViewFrame(
         image=image,
         step_count=request.step_count,
-        current_sector=int(ground_truth.sector),
+        current_sector=request.sector if live else int(ground_truth.sector),
         navigation_failed=request.navigation_failed,
-        image_key=ground_truth.capture_tag,
+        image_key=entry.stamp_ns if live else ground_truth.capture_tag,
         capture_tag=ground_truth.capture_tag,
         gt_box=gt_box_from_ground_truth(ground_truth),
         detections=tuple(entry.detections or ()),

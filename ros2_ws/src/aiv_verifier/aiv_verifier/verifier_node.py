@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,12 +48,13 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from sensor_msgs.msg import Image
+from sensor_msgs.msg import CompressedImage, Image
 
 from .agent.factory import AgentFactory, ConfigError, GoalOverrides
 from .agent.loop import run_episode
 from .agent.session import ViewFrame
 from .agent.trace import summarize
+from .compressed_image import compressed_to_rgb
 from .config_schema import config_parameter_defaults, nested_config
 from .debug_view import compose_debug_view
 from .detection.base import BoxMode
@@ -136,7 +138,10 @@ class VerifierNode(Node):
             clock_ns=self._clock_ns,
             max_ahead_ns=max(1, round(self.max_stamp_ahead_s * NANOS_PER_SECOND)),
         )
-        self.create_subscription(Image, image_topic, self.on_image, frame_qos)
+        if values["image_transport"] == "compressed":
+            self.create_subscription(CompressedImage, image_topic, self.on_compressed_image, frame_qos)
+        else:
+            self.create_subscription(Image, image_topic, self.on_image, frame_qos)
         if self.need_ground_truth:
             self.create_subscription(GroundTruthView, gt_topic, self.on_ground_truth, frame_qos)
         if self.need_detections:
@@ -194,9 +199,16 @@ class VerifierNode(Node):
     # -- topics ---------------------------------------------------------------------------------------------
 
     def on_image(self, message: Image) -> None:
+        self._put_frame(message, imgmsg_to_rgb)
+
+    def on_compressed_image(self, message: CompressedImage) -> None:
+        self._put_frame(message, lambda compressed: compressed_to_rgb(compressed.format, compressed.data))
+
+    def _put_frame(self, message: Image | CompressedImage, decode: Callable[[Any], Any]) -> None:
+        """Decode a camera message once and file it by stamp (an undecodable one is filed with its error)."""
         stamp = stamp_to_nanoseconds(message.header.stamp)
         try:
-            ahead = self.frames.put_image(stamp, imgmsg_to_rgb(message))
+            ahead = self.frames.put_image(stamp, decode(message))
         except (ImageConversionError, ValueError) as error:
             self._note_bad_message(f"image at {stamp} ns: {error}")
             ahead = self.frames.put_image(stamp, None, error=str(error))

@@ -1,0 +1,543 @@
+"""``robot_adapter``: serves MoveToSector on a mobile base by driving it to viewing poses around the object.
+
+The rules live in :class:`aiv_robot.mover.SectorMover` (ROS-free); this node only wires them to the robot:
+
+* **object**: the newest ``geometry_msgs/PoseStamped`` on ``object_pose_topic``, or the parameters
+  ``object_x`` / ``object_y`` (``object_from_parameters``);
+* **robot pose**: ``nav_msgs/Odometry`` (when nav_msgs is importable), a ``geometry_msgs/PoseStamped`` topic,
+  or TF ``world_frame -> base_frame`` (when tf2_ros is importable); see ``pose_source``;
+* **navigation**: Nav2 ``NavigateToPose`` when nav2_msgs is importable (import-guarded: not installable on the
+  PyPI-wheel machines, so that path is untested there), otherwise ``PoseStamped`` goals on ``goal_topic``
+  with arrival judged from the robot pose, an optional ``std_msgs/String`` status from the robot on
+  ``goal_status_topic`` ("refused: ..." makes the move unreachable at once); to stop, a zero ``Twist`` on
+  ``cmd_vel_topic`` and a ``std_msgs/Empty`` on ``cancel_topic`` (without one: a goal at the current pose);
+* **camera**: only the header stamps of ``image_topic`` (``Image`` or ``CompressedImage``), best-effort QoS by
+  default so it matches any driver.
+
+Sessions: the verifier publishes every accepted VerifyInstance goal on its latched ``verifier/requests`` topic
+before its first move; each message received there starts a new session here (the robot's current bearing from
+the object becomes the goal's start sector, 0 = "front", and nothing else is visited). A move that arrives with
+no session yet starts one at that moment. Every fault ends the move as ``rejected`` with its cause and stops the
+robot; the node keeps serving.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import importlib
+import importlib.util
+import math
+import sys
+import threading
+import time
+from typing import Any
+
+import rclpy
+from aiv_common.move_outcomes import outcome_code
+from aiv_common.parameter_spec import ParameterError
+from aiv_common.parameters import declare_parameter_table, init_or_report
+from aiv_common.qos import qos_settings_from
+from aiv_common.stamps import nanoseconds_to_stamp, stamp_to_nanoseconds
+from aiv_interfaces.action import MoveToSector, VerifyInstance
+from geometry_msgs.msg import PoseStamped, Twist
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.time import Time
+from sensor_msgs.msg import CompressedImage, Image
+from std_msgs.msg import Empty, String
+
+from .geometry import Pose2D, quaternion_from_yaw, yaw_from_quaternion
+from .mover import MoveFault, MoveResult, NavStatus, PoseSample, SectorMover, UnknownStatus, status_from_text
+from .parameters import ADAPTER_PARAMETERS, CAMERA_QOS, move_settings
+
+#: The verifier's request topic QoS (reliable, latched, depth 1: see aiv_verifier.verifier_node.REQUEST_QOS).
+REQUEST_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+#: Object pose: latched, so a pose published once before the adapter started still arrives.
+OBJECT_QOS = REQUEST_QOS
+#: Robot pose / odometry / goal status: the usual sensor-style depth, reliable or best-effort publishers.
+STATE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+GOAL_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE)
+FRAMES_KEPT = 200
+
+
+def module_available(name: str) -> bool:
+    """Whether ``name`` can be imported (nav_msgs, tf2_ros, nav2_msgs differ between machines)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def pose2d_from_pose(pose: Any) -> Pose2D:
+    """A geometry_msgs/Pose on the floor plane."""
+    q = pose.orientation
+    return Pose2D(float(pose.position.x), float(pose.position.y), yaw_from_quaternion(q.z, q.w, q.x, q.y))
+
+
+def pose_stamped(pose: Pose2D, frame_id: str, stamp: Any) -> PoseStamped:
+    message = PoseStamped()
+    message.header.frame_id = frame_id
+    message.header.stamp = stamp
+    message.pose.position.x, message.pose.position.y = pose.x, pose.y
+    qx, qy, qz, qw = quaternion_from_yaw(pose.yaw)
+    message.pose.orientation.x, message.pose.orientation.y = qx, qy
+    message.pose.orientation.z, message.pose.orientation.w = qz, qw
+    return message
+
+
+class RobotState:
+    """What the subscriptions received, read by the mover from the goal's thread (a RobotView)."""
+
+    def __init__(self, node: Node, world_frame: str) -> None:
+        self.node = node
+        self.world_frame = world_frame
+        self.changed = threading.Condition()
+        self._pose: tuple[Pose2D, float, float | None, float | None] | None = None
+        self._pose_problem = ""
+        self._object: tuple[float, float] | None = None
+        self._object_problem = ""
+        self._frames: collections.deque[int] = collections.deque(maxlen=FRAMES_KEPT)
+        self.goal_handle: Any = None
+
+    # -- writers (subscription callbacks) -------------------------------------------------------------------
+
+    def _notify(self) -> None:
+        with self.changed:
+            self.changed.notify_all()
+
+    def put_pose(
+        self,
+        frame_id: str,
+        pose: Pose2D,
+        linear: float | None = None,
+        angular: float | None = None,
+        received: float | None = None,
+    ) -> None:
+        with self.changed:
+            if frame_id and frame_id.lstrip("/") != self.world_frame.lstrip("/"):
+                self._pose_problem = (
+                    f"the robot pose is stamped in frame {frame_id!r}, not world_frame {self.world_frame!r} "
+                    "(publish it there, set world_frame, or use pose_source tf)"
+                )
+            else:
+                self._pose_problem = ""
+                self._pose = (pose, time.monotonic() if received is None else received, linear, angular)
+            self.changed.notify_all()
+
+    def put_object(self, xy: tuple[float, float] | None, problem: str = "") -> None:
+        with self.changed:
+            if xy is not None:
+                self._object = xy
+            self._object_problem = problem
+            self.changed.notify_all()
+
+    def put_frame(self, stamp_ns: int) -> None:
+        with self.changed:
+            self._frames.append(stamp_ns)
+            self.changed.notify_all()
+
+    # -- RobotView -------------------------------------------------------------------------------------------
+
+    def pose(self) -> PoseSample | None:
+        with self.changed:
+            if self._pose_problem:
+                raise MoveFault(self._pose_problem)
+            if self._pose is None:
+                return None
+            pose, received, linear, angular = self._pose
+        return PoseSample(pose, max(0.0, time.monotonic() - received), linear, angular)
+
+    def object_xy(self) -> tuple[float, float] | None:
+        with self.changed:
+            if self._object_problem and self._object is None:
+                raise MoveFault(self._object_problem)
+            return self._object
+
+    def newest_frame_ns(self) -> int | None:
+        with self.changed:
+            return max(self._frames) if self._frames else None
+
+    def frame_at_or_after(self, stamp_ns: int) -> int | None:
+        with self.changed:
+            later = [stamp for stamp in self._frames if stamp >= stamp_ns]
+        return min(later) if later else None
+
+    def now_ns(self) -> int:
+        return int(self.node.get_clock().now().nanoseconds)
+
+    def wait(self, timeout_s: float) -> None:
+        with self.changed:
+            self.changed.wait(timeout_s)
+
+    def cancel_requested(self) -> bool:
+        handle = self.goal_handle
+        return bool(handle is not None and handle.is_cancel_requested)
+
+
+class TopicNavigator:
+    """PoseStamped goals on a topic; the robot's String status (optional); stop = zero Twist + goal here."""
+
+    reports_arrival = False
+
+    def __init__(self, node: Node, state: RobotState, values: dict[str, Any], group: Any) -> None:
+        self.node = node
+        self.state = state
+        self.world_frame = str(values["world_frame"])
+        self.goal_topic = str(values["goal_topic"])
+        self.goal_pub = node.create_publisher(PoseStamped, self.goal_topic, GOAL_QOS)
+        cmd_vel = str(values["cmd_vel_topic"])
+        self.stop_pub = node.create_publisher(Twist, cmd_vel, 10) if cmd_vel else None
+        cancel = str(values["cancel_topic"])
+        self.cancel_pub = node.create_publisher(Empty, cancel, 10) if cancel else None
+        status_topic = str(values["goal_status_topic"])
+        if status_topic:
+            node.create_subscription(String, status_topic, self.on_status, 10, callback_group=group)
+        self._lock = threading.Lock()
+        self._status: tuple[NavStatus, str] = (NavStatus.PENDING, "")
+
+    def on_status(self, message: String) -> None:
+        try:
+            status = status_from_text(message.data)
+        except UnknownStatus as error:
+            self.node.get_logger().warning(f"{error}; ignored")
+            return
+        if status is None:
+            return
+        with self._lock:
+            self._status = (status, message.data)
+        self.state._notify()
+
+    def send(self, goal: Pose2D) -> str | None:
+        if self.goal_pub.get_subscription_count() == 0:
+            return f"nothing subscribes to the goal topic {self.node.resolve_topic_name(self.goal_topic)!r}"
+        with self._lock:
+            self._status = (NavStatus.PENDING, "")
+        self.goal_pub.publish(pose_stamped(goal, self.world_frame, self.node.get_clock().now().to_msg()))
+        return None
+
+    def status(self) -> tuple[NavStatus, str]:
+        with self._lock:
+            return self._status
+
+    def stop(self) -> None:
+        if self.stop_pub is not None:
+            self.stop_pub.publish(Twist())
+        if self.cancel_pub is not None:  # the robot's own way to stop
+            self.cancel_pub.publish(Empty())
+            return
+        try:
+            sample = self.state.pose()
+        except MoveFault:
+            sample = None
+        if sample is not None and self.goal_pub.get_subscription_count() > 0:
+            self.goal_pub.publish(
+                pose_stamped(sample.pose, self.world_frame, self.node.get_clock().now().to_msg())
+            )
+
+
+class Nav2Navigator:  # pragma: no cover - needs nav2_msgs (apt ROS); not installable on the wheel machines
+    """Nav2's NavigateToPose: accepted -> active, SUCCEEDED -> arrival (checked against the pose too),
+    rejected / aborted / canceled -> the pose cannot be reached. Stop = cancel the goal (+ zero Twist)."""
+
+    reports_arrival = True
+
+    def __init__(self, node: Node, state: RobotState, values: dict[str, Any], group: Any) -> None:
+        from action_msgs.msg import GoalStatus
+        from rclpy.action import ActionClient
+
+        navigate = importlib.import_module("nav2_msgs.action").NavigateToPose
+        self.goal_status = GoalStatus
+        self.node = node
+        self.state = state
+        self.world_frame = str(values["world_frame"])
+        self.answer_timeout_s = float(values["answer_timeout_s"])
+        self.action_type = navigate
+        self.client: Any = ActionClient(node, navigate, str(values["navigate_action"]), callback_group=group)
+        cmd_vel = str(values["cmd_vel_topic"])
+        self.stop_pub = node.create_publisher(Twist, cmd_vel, 10) if cmd_vel else None
+        self._lock = threading.Lock()
+        self._status: tuple[NavStatus, str] = (NavStatus.PENDING, "")
+        self._handle: Any = None
+        self._generation = 0
+
+    def send(self, goal: Pose2D) -> str | None:
+        if not self.client.wait_for_server(timeout_sec=self.answer_timeout_s):
+            return f"no NavigateToPose server within {self.answer_timeout_s:g} s"
+        with self._lock:
+            self._generation += 1
+            generation = self._generation
+            self._status, self._handle = (NavStatus.PENDING, ""), None
+        request = self.action_type.Goal()
+        request.pose = pose_stamped(goal, self.world_frame, self.node.get_clock().now().to_msg())
+        future = self.client.send_goal_async(request)
+        future.add_done_callback(lambda done: self._on_goal_response(done, generation))
+        return None
+
+    def _set(self, generation: int, status: NavStatus, words: str) -> None:
+        with self._lock:
+            if generation == self._generation:
+                self._status = (status, words)
+        self.state._notify()
+
+    def _on_goal_response(self, future: Any, generation: int) -> None:
+        handle = future.result()
+        if handle is None or not handle.accepted:
+            self._set(generation, NavStatus.FAILED, "Nav2 rejected the goal")
+            return
+        with self._lock:
+            if generation == self._generation:
+                self._handle = handle
+        self._set(generation, NavStatus.ACTIVE, "accepted by Nav2")
+        handle.get_result_async().add_done_callback(lambda done: self._on_result(done, generation))
+
+    def _on_result(self, future: Any, generation: int) -> None:
+        status = future.result().status
+        if status == self.goal_status.STATUS_SUCCEEDED:
+            self._set(generation, NavStatus.SUCCEEDED, "Nav2 succeeded")
+        else:
+            self._set(generation, NavStatus.FAILED, f"Nav2 ended the goal with status {status}")
+
+    def status(self) -> tuple[NavStatus, str]:
+        with self._lock:
+            return self._status
+
+    def stop(self) -> None:
+        with self._lock:
+            handle, self._handle = self._handle, None
+            self._generation += 1
+        if handle is not None:
+            handle.cancel_goal_async()
+        if self.stop_pub is not None:
+            self.stop_pub.publish(Twist())
+
+
+class RobotAdapterNode(Node):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("robot_adapter", **kwargs)
+        values = declare_parameter_table(self, ADAPTER_PARAMETERS)
+        self.world_frame = str(values["world_frame"])
+        self.state = RobotState(self, self.world_frame)
+        self.tf_buffer: Any = None
+        inputs = MutuallyExclusiveCallbackGroup()
+
+        pose_source = str(values["pose_source"])
+        if pose_source == "auto":
+            pose_source = "odometry" if module_available("nav_msgs") else "pose"
+        if pose_source == "odometry" and not module_available("nav_msgs"):
+            raise ParameterError(
+                "parameter 'pose_source' = 'odometry' needs nav_msgs, which is not installed"
+            )
+        if pose_source == "tf" or not bool(values["object_from_parameters"]):
+            self._start_tf(required=pose_source == "tf", base_frame=str(values["base_frame"]))
+        if pose_source == "odometry":
+            odometry = importlib.import_module("nav_msgs.msg").Odometry
+            topic = str(values["odometry_topic"])
+            self.create_subscription(odometry, topic, self.on_odometry, STATE_QOS, callback_group=inputs)
+            pose_label = f"nav_msgs/Odometry on {self.resolve_topic_name(topic)!r}"
+        elif pose_source == "pose":
+            topic = str(values["pose_topic"])
+            self.create_subscription(PoseStamped, topic, self.on_robot_pose, STATE_QOS, callback_group=inputs)
+            pose_label = f"geometry_msgs/PoseStamped on {self.resolve_topic_name(topic)!r}"
+        else:
+            self.base_frame = str(values["base_frame"])
+            self.create_timer(0.05, self.poll_tf, callback_group=inputs)
+            pose_label = f"TF {self.world_frame} -> {self.base_frame}"
+
+        if bool(values["object_from_parameters"]):
+            self.state.put_object((float(values["object_x"]), float(values["object_y"])))
+            object_label = "parameters object_x / object_y"
+        else:
+            topic = str(values["object_pose_topic"])
+            self.create_subscription(PoseStamped, topic, self.on_object, OBJECT_QOS, callback_group=inputs)
+            object_label = f"geometry_msgs/PoseStamped on {self.resolve_topic_name(topic)!r}"
+
+        camera_qos = qos_settings_from(values, CAMERA_QOS).to_profile(where=CAMERA_QOS)
+        image_type = CompressedImage if values["image_transport"] == "compressed" else Image
+        self.create_subscription(
+            image_type, str(values["image_topic"]), self.on_frame, camera_qos, callback_group=inputs
+        )
+
+        navigation = str(values["navigation"])
+        if navigation == "auto":
+            navigation = "nav2" if module_available("nav2_msgs") else "topic"
+        if navigation == "nav2" and not module_available("nav2_msgs"):
+            raise ParameterError("parameter 'navigation' = 'nav2' needs nav2_msgs, which is not installed")
+        navigator: TopicNavigator | Nav2Navigator = (
+            Nav2Navigator(self, self.state, values, inputs)
+            if navigation == "nav2"
+            else TopicNavigator(self, self.state, values, inputs)
+        )
+        self.navigator = navigator
+        try:
+            settings = move_settings(values, pose_label, object_label)
+        except ValueError as error:
+            raise ParameterError(str(error)) from error
+        logger = self.get_logger()
+        self.mover = SectorMover(settings, self.state, navigator, log=lambda text: logger.info(text))
+
+        request_topic = str(values["request_topic"])
+        if request_topic:
+            self.create_subscription(
+                VerifyInstance.Goal, request_topic, self.on_request, REQUEST_QOS, callback_group=inputs
+            )
+        self.server = ActionServer(
+            self,
+            MoveToSector,
+            str(values["move_action"]),
+            execute_callback=self.execute,
+            goal_callback=lambda _goal: GoalResponse.ACCEPT,
+            cancel_callback=self.on_cancel,
+            callback_group=ReentrantCallbackGroup(),
+        )
+        self.get_logger().info(
+            f"robot adapter ready: navigation={navigation}, robot pose from {pose_label}, object from "
+            f"{object_label}, stand-offs far {settings.far_distance:g} m / near {settings.near_distance:g} m, "
+            f"sessions from {request_topic or '(none: one session)'}"
+        )
+
+    # -- inputs ---------------------------------------------------------------------------------------------
+
+    def _start_tf(self, *, required: bool, base_frame: str) -> None:
+        if not module_available("tf2_ros"):
+            if required:
+                raise ParameterError("parameter 'pose_source' = 'tf' needs tf2_ros, which is not installed")
+            return
+        tf2_ros = importlib.import_module("tf2_ros")  # pragma: no cover - apt ROS only
+        self.tf_buffer = tf2_ros.Buffer()  # pragma: no cover
+        self.tf_listener = tf2_ros.TransformListener(self.tf_buffer, self)  # pragma: no cover
+        self.base_frame = base_frame  # pragma: no cover
+
+    def _to_world(self, frame_id: str, pose: Pose2D) -> Pose2D | str:
+        """``pose`` in world_frame, transformed by TF when it is stamped elsewhere; a text when it cannot be."""
+        if not frame_id or frame_id.lstrip("/") == self.world_frame.lstrip("/"):
+            return pose
+        if self.tf_buffer is None:
+            return (
+                f"the object pose is stamped in frame {frame_id!r}, not world_frame {self.world_frame!r}, and "
+                "tf2_ros is not available to transform it"
+            )
+        try:  # pragma: no cover - apt ROS only
+            transform = self.tf_buffer.lookup_transform(self.world_frame, frame_id, Time())
+        except Exception as error:  # pragma: no cover - tf2's exceptions differ between distributions
+            return f"no TF from {frame_id!r} to {self.world_frame!r}: {error}"
+        t, q = transform.transform.translation, transform.transform.rotation  # pragma: no cover
+        yaw = yaw_from_quaternion(q.z, q.w, q.x, q.y)  # pragma: no cover
+        cos, sin = math.cos(yaw), math.sin(yaw)  # pragma: no cover
+        return Pose2D(  # pragma: no cover
+            t.x + cos * pose.x - sin * pose.y, t.y + sin * pose.x + cos * pose.y, pose.yaw + yaw
+        )
+
+    def on_object(self, message: PoseStamped) -> None:
+        pose = self._to_world(message.header.frame_id, pose2d_from_pose(message.pose))
+        if isinstance(pose, str):
+            self.get_logger().warning(pose)
+            self.state.put_object(None, pose)
+            return
+        self.state.put_object(pose.as_xy())
+
+    def on_robot_pose(self, message: PoseStamped) -> None:
+        self.state.put_pose(message.header.frame_id, pose2d_from_pose(message.pose))
+
+    def on_odometry(self, message: Any) -> None:
+        twist = message.twist.twist
+        self.state.put_pose(
+            message.header.frame_id,
+            pose2d_from_pose(message.pose.pose),
+            math.hypot(twist.linear.x, twist.linear.y),
+            abs(twist.angular.z),
+        )
+
+    def poll_tf(self) -> None:  # pragma: no cover - apt ROS only
+        try:
+            transform = self.tf_buffer.lookup_transform(self.world_frame, self.base_frame, Time())
+        except Exception:  # tf2's exceptions differ between distributions; a missing pose shows as stale
+            return
+        t, q = transform.transform.translation, transform.transform.rotation
+        age_s = max(0.0, (self.state.now_ns() - stamp_to_nanoseconds(transform.header.stamp)) / 1e9)
+        self.state.put_pose(
+            "", Pose2D(t.x, t.y, yaw_from_quaternion(q.z, q.w, q.x, q.y)), received=time.monotonic() - age_s
+        )
+
+    def on_frame(self, message: Image | CompressedImage) -> None:
+        self.state.put_frame(stamp_to_nanoseconds(message.header.stamp))
+
+    def on_request(self, message: VerifyInstance.Goal) -> None:
+        self.mover.reset(message.request_id, int(message.start_sector), int(message.step_budget))
+
+    # -- MoveToSector ---------------------------------------------------------------------------------------
+
+    def on_cancel(self, _goal_handle: Any) -> CancelResponse:
+        self.state._notify()  # wake the move so it sees the request at once
+        return CancelResponse.ACCEPT
+
+    def execute(self, goal_handle: Any) -> MoveToSector.Result:
+        direction = goal_handle.request.direction
+        goal_handle.publish_feedback(MoveToSector.Feedback(phase="moving", progress=0.0))
+        self.state.goal_handle = goal_handle
+        try:
+            moved = self.mover.move(direction)
+        finally:
+            self.state.goal_handle = None
+        result = self.to_result(moved)
+        if moved.cancelled:
+            goal_handle.canceled()
+        elif moved.message:
+            self.get_logger().error(f"MoveToSector({direction!r}) failed: {moved.message}")
+            goal_handle.abort()
+        else:
+            goal_handle.publish_feedback(MoveToSector.Feedback(phase="capturing", progress=1.0))
+            goal_handle.succeed()
+        return result
+
+    @staticmethod
+    def to_result(moved: MoveResult) -> MoveToSector.Result:
+        result = MoveToSector.Result(
+            outcome=outcome_code(moved.outcome),
+            sector=moved.sector,
+            trap_view=False,  # the adapter cannot tell whether the object is visible; the verifier's box does
+            visibility_warning=moved.warning,
+            steps_taken=moved.steps_taken,
+            steps_remaining=moved.steps_remaining,
+            message=moved.message,
+        )
+        if moved.frame_stamp_ns is not None:
+            result.frame_stamp = nanoseconds_to_stamp(moved.frame_stamp_ns)
+        return result
+
+
+def main(args: list[str] | None = None) -> int:
+    if not init_or_report("robot_adapter", args):
+        return 2
+    try:
+        node = RobotAdapterNode()
+    except ParameterError as error:
+        print(f"robot_adapter: {error}", file=sys.stderr)
+        rclpy.try_shutdown()
+        return 2
+    executor = MultiThreadedExecutor(num_threads=3)  # one thread runs a move, the others feed it
+    executor.add_node(node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if rclpy.ok():  # a SIGINT has already shut the context down; the robot then stops on its own timeout
+            with contextlib.suppress(Exception):
+                node.navigator.stop()
+        executor.shutdown(timeout_sec=5.0)
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""``aiv-pregrasp``: ask the verifier whether the object in front of the robot is the one described, before grasping.
+
+    aiv-pregrasp "a blue mug with white flowers"
+    aiv-pregrasp "a blue mug with white flowers" "the mug with a daisy print" --budget 6 --timeout 600
+
+Sends one VerifyInstance goal, prints every step as it happens (sector, what the verifier believes now, the
+move it asked for and how the move went), then the verdict: YES / NO with its confidence and the attribute
+table (the reasons), or why there is no answer.
+
+Exit codes (what a grasp script branches on):
+
+====  ===============================================================================================
+0     YES: this is the described object; grasp it
+1     NO: it is not
+3     UNDECIDED: the verifier could not decide (the benchmark scores it as NO)
+4     FAILED: no answer (a move or frame failed, the robot faulted, the goal was refused or cancelled);
+      the reason is printed
+5     no verifier: no VerifyInstance server, or no verdict within ``--timeout``
+2     bad command line
+====  ===============================================================================================
+
+The same call from Python, in a grasp pipeline's own node (see :func:`verify_before_grasp`)::
+
+    from aiv_robot.pregrasp import verify_before_grasp
+    verdict = verify_before_grasp(node, ["a blue mug with white flowers"], timeout_s=600.0)
+    if verdict is not None and verdict.decision == verdict.DECISION_YES:
+        grasp()
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+import rclpy
+from aiv_common.action_waits import action_server_watch, send_goal_confirmed
+from aiv_interfaces.action import VerifyInstance
+from aiv_interfaces.msg import AttributeState, StepReport, Verdict
+from rclpy.action import ActionClient
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+
+EXIT_YES, EXIT_NO, EXIT_USAGE, EXIT_UNDECIDED, EXIT_FAILED, EXIT_NO_VERIFIER = 0, 1, 2, 3, 4, 5
+EXIT_CODES = {
+    Verdict.DECISION_YES: EXIT_YES,
+    Verdict.DECISION_NO: EXIT_NO,
+    Verdict.DECISION_UNDECIDED: EXIT_UNDECIDED,
+    Verdict.DECISION_FAILED: EXIT_FAILED,
+}
+DECISION_NAMES = {
+    Verdict.DECISION_YES: "YES",
+    Verdict.DECISION_NO: "NO",
+    Verdict.DECISION_UNDECIDED: "UNDECIDED",
+    Verdict.DECISION_FAILED: "FAILED",
+}
+STATE_NAMES = {
+    AttributeState.STATE_MISSING: "not seen",
+    AttributeState.STATE_MATCHED: "matches",
+    AttributeState.STATE_CONTRADICTED: "contradicts",
+}
+
+
+def verify_before_grasp(
+    node: Node,
+    descriptions: Sequence[str],
+    *,
+    action_name: str = "verify_instance",
+    timeout_s: float = 600.0,
+    server_wait_s: float = 10.0,
+    step_budget: int = 0,
+    category_hint: str = "",
+    request_id: str = "",
+    on_step: Callable[[StepReport], None] | None = None,
+    client: ActionClient | None = None,
+) -> Verdict | None:
+    """Send one VerifyInstance goal from ``node`` (spun by someone else) and return its Verdict; None when no
+    verifier answered. ``on_step`` sees every step's report as it arrives."""
+    client = client or ActionClient(node, VerifyInstance, action_name)
+    if not client.wait_for_server(timeout_sec=server_wait_s):
+        return None
+    goal = VerifyInstance.Goal(
+        request_id=request_id or f"pregrasp-{uuid.uuid4().hex[:8]}",
+        descriptions=list(descriptions),
+        step_budget=step_budget,
+        category_hint=category_hint,
+    )
+    alive = action_server_watch(node, action_name)
+
+    def feedback(message: Any) -> None:
+        if on_step is not None:
+            on_step(message.feedback.step)
+
+    sent = send_goal_confirmed(
+        client, goal, timeout_s=server_wait_s, alive=alive, what="the verifier", feedback_callback=feedback
+    )
+    if sent is None or not sent.accepted:
+        return None
+    response = sent.result(timeout_s, alive, "the verifier")
+    return None if response is None else response.result.verdict
+
+
+def format_step(report: StepReport) -> str:
+    """One line per step: where the view was taken, the belief, and the move with its outcome."""
+    belief = DECISION_NAMES.get(report.belief, "?")
+    where = f"sector {report.sector}" if report.sector >= 0 else "sector ?"
+    if report.action == StepReport.ACTION_DECIDE:
+        action = f"decided ({report.stop_reason or 'stop'})"
+    else:
+        outcome = f" -> {report.move_outcome}" if report.move_outcome else ""
+        trap = " (object not clearly visible there)" if report.trap_view else ""
+        action = f"move {report.move_direction}{outcome}{trap}"
+    seen = ", ".join(f"{row.name}={row.last_answer}" for row in report.attributes if row.last_answer)
+    return f"step {report.step}: {where}, belief {belief}; {action}" + (f" [{seen}]" if seen else "")
+
+
+def format_verdict(verdict: Verdict) -> list[str]:
+    """The answer and its reasons, one line each."""
+    name = DECISION_NAMES.get(verdict.decision, str(verdict.decision))
+    lines = [
+        f"{name} (confidence {verdict.confidence:.2f}, {verdict.steps} steps, views from sectors "
+        f"{list(verdict.visited_sectors)}, stop: {verdict.stop_reason or '-'})"
+    ]
+    if verdict.decision == Verdict.DECISION_FAILED:
+        lines.append(f"  reason: {verdict.failure_reason or 'none given'}")
+    for row in verdict.attributes:
+        reason = f" -- {row.last_reason}" if row.last_reason else ""
+        lines.append(
+            f"  {row.name} ({row.evidence_phrase!r}): {STATE_NAMES.get(row.state, '?')}, "
+            f"votes {row.votes_matched:.1f} yes / {row.votes_contradicted:.1f} no{reason}"
+        )
+    return lines
+
+
+def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    parser = argparse.ArgumentParser(prog="aiv-pregrasp", description=__doc__.split("\n\n")[0])
+    parser.add_argument("descriptions", nargs="+", help="description(s) of the object to grasp")
+    parser.add_argument("--action", default="verify_instance", help="VerifyInstance action name")
+    parser.add_argument("--budget", type=int, default=0, help="step budget (0: the verifier's default)")
+    parser.add_argument("--category", default="", help="category hint (one of the benchmark's classes)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the verdict")
+    parser.add_argument("--server-wait", type=float, default=10.0, help="seconds to wait for the verifier")
+    parser.add_argument("--request-id", default="", help="id echoed in feedback and verdict")
+    try:
+        args, ros_args = parser.parse_known_args(argv)
+    except SystemExit as exit_:
+        return EXIT_USAGE if exit_.code else 0
+    if args.budget < 0 or args.timeout <= 0 or args.server_wait <= 0:
+        print("aiv-pregrasp: --budget must be >= 0 and the timeouts > 0", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        rclpy.init(args=[sys.argv[0], *ros_args])
+    except RuntimeError as error:
+        print(f"aiv-pregrasp: bad ROS arguments: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    node = Node("aiv_pregrasp")
+    client: ActionClient[Any, Any, Any] = ActionClient(node, VerifyInstance, args.action)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spinner = threading.Thread(target=_spin, args=(executor,), daemon=True)
+    spinner.start()
+    try:
+        print(f"verifying: {' | '.join(args.descriptions)}", file=out, flush=True)
+        verdict = verify_before_grasp(
+            node,
+            args.descriptions,
+            action_name=args.action,
+            timeout_s=args.timeout,
+            server_wait_s=args.server_wait,
+            step_budget=args.budget,
+            category_hint=args.category,
+            request_id=args.request_id,
+            on_step=lambda report: print(format_step(report), file=out, flush=True),
+            client=client,
+        )
+        if verdict is None:
+            print(
+                f"aiv-pregrasp: no verdict: no VerifyInstance server on {args.action!r} within "
+                f"{args.server_wait:g} s, or no answer within {args.timeout:g} s",
+                file=sys.stderr,
+            )
+            return EXIT_NO_VERIFIER
+        for line in format_verdict(verdict):
+            print(line, file=out, flush=True)
+        return EXIT_CODES.get(verdict.decision, EXIT_FAILED)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        return EXIT_FAILED
+    finally:
+        executor.shutdown(timeout_sec=2.0)
+        spinner.join(timeout=5.0)
+        client.destroy()
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+def _spin(executor: SingleThreadedExecutor) -> None:
+    with contextlib.suppress(ExternalShutdownException):
+        executor.spin()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
