@@ -38,9 +38,9 @@ Ground truth per frame: ``has_box``/``box`` = the target mask's xyxy extent, ``m
 ``target_object_id`` of the stand-in's episode, ``goal_position`` in the scene frame (y up, as the offline
 simulator gives it). ``capture_tag`` is the benchmark tag when the camera stands at one of the episode's
 capture poses (1 cm, 0.5 deg), else ``live``; ``sector`` is -1 and ``layout`` empty (the robot adapter, not
-the robot, owns the virtual sector frame). The attributes visible in the render are computed too
-(:attr:`.live_scene.LiveView.visible_attributes`) and logged at debug level; GroundTruthView has no field for
-them yet.
+the robot, owns the virtual sector frame). ``has_visible_attributes`` is true and ``visible_attributes`` lists
+the attributes visible in this render (:attr:`.live_scene.LiveView.visible_attributes`, the generator's rule),
+so the oracle verifiers judge any pose without looking a capture up.
 """
 
 from __future__ import annotations
@@ -371,6 +371,8 @@ class RobotSimNode(Node):
             mask_meets_threshold=view.mask_meets_threshold,
             episode_path=self.scene.episode_path,
             target_object_id=self.scene.object_id,
+            has_visible_attributes=True,
+            visible_attributes=list(view.visible_attributes),
             goal_position=Point(x=gx, y=gy, z=gz),
         )
         if view.bbox_xyxy is not None:

@@ -152,6 +152,7 @@ def _parameter_specs() -> tuple[ParameterSpec, ...]:
     from .agent.settings import DECISION_MODES, AgentSettings
     from .core.fusion import available_fusions
     from .core.nbv import available_nbv_strategies
+    from .core.stopping import available_stop_rules
     from .query.config import BACKENDS as QUERY_BACKENDS
     from .query.config import QueryConfig
     from .query.llm import CATEGORY_MATCH_POLICIES
@@ -163,6 +164,7 @@ def _parameter_specs() -> tuple[ParameterSpec, ...]:
         "agent.fusion": tuple(available_fusions()),
         "agent.nbv": tuple(available_nbv_strategies()),
         "agent.decision_mode": tuple(DECISION_MODES),
+        "agent.stop_rule": available_stop_rules(),
         "verifier.backend": tuple(VERIFIER_BACKENDS),
         "query.backend": tuple(QUERY_BACKENDS),
         "query.category_match": tuple(CATEGORY_MATCH_POLICIES),

@@ -61,6 +61,7 @@ def privileged_from_ground_truth(message: GroundTruthView) -> PrivilegedViewInfo
         capture_tag=message.capture_tag,
         target_object_id=message.target_object_id,
         mask_meets_threshold=bool(message.mask_meets_threshold),
+        visible_attributes=frozenset(message.visible_attributes) if message.has_visible_attributes else None,
     )
 
 

@@ -38,7 +38,8 @@ def view_frame(entry: FrameEntry, request: FrameRequest) -> ViewFrame:
     privileged fields come from it; without, the loop's bookkeeping supplies the sector and the stamp is the
     image key (a repeated view after a refused move keeps its stamp, so it is recognised as a duplicate).
     Ground truth from a live source (``sector`` -1: a robot stand-in rendering any pose) supplies the privileged
-    fields only; sector and image key then come as without it.
+    fields only (with the visible attributes it measured on the render, so the oracle needs no capture look-up);
+    sector and image key then come as without it.
 
     Raises :class:`FrameUnusable` for a frame whose image could not be decoded.
     """

@@ -139,20 +139,37 @@ def questions_for(
     return questions
 
 
+def _convert(default: Any, value: str) -> Any:
+    if isinstance(default, bool):
+        return value.lower() in ("1", "true", "yes")
+    if isinstance(default, (int, float)):
+        return type(default)(float(value))
+    return value
+
+
 def _parse_overrides(pairs: list[str]) -> dict[str, Any]:
-    fields = {f.name: f for f in dataclasses.fields(ClassicalParams)}
+    """``key=value`` overrides of ClassicalParams fields; ``section.key=value`` reaches a nested section
+    (``category.enabled=false``, ``region.grabcut_iterations=2``)."""
+    defaults = ClassicalParams()
+    fields = {f.name for f in dataclasses.fields(ClassicalParams)}
     overrides: dict[str, Any] = {}
+    nested: dict[str, dict[str, Any]] = {}
     for pair in pairs:
         key, _, value = pair.partition("=")
-        if key not in fields:
+        section, _, leaf = key.partition(".")
+        if section not in fields:
             raise SystemExit(f"unknown parameter {key!r}; known: {sorted(fields)}")
-        default = getattr(ClassicalParams(), key)
-        if isinstance(default, bool):
-            overrides[key] = value.lower() in ("1", "true", "yes")
-        elif isinstance(default, (int, float)):
-            overrides[key] = type(default)(float(value))
+        default = getattr(defaults, section)
+        if leaf:
+            if not dataclasses.is_dataclass(default) or leaf not in {
+                f.name for f in dataclasses.fields(default)
+            }:
+                raise SystemExit(f"unknown parameter {key!r}")
+            nested.setdefault(section, {})[leaf] = _convert(getattr(default, leaf), value)
         else:
-            overrides[key] = value
+            overrides[key] = _convert(default, value)
+    for section, values in nested.items():
+        overrides[section] = dataclasses.replace(getattr(defaults, section), **values)
     return overrides
 
 

@@ -183,7 +183,12 @@ class VerificationSession:
 
         stage = time.perf_counter()
         outcome = evaluate_stop(
-            self.tracker, self.components.fusion, frame.step_count, self.max_steps, self.decision_mode
+            self.tracker,
+            self.components.fusion,
+            frame.step_count,
+            self.max_steps,
+            self.decision_mode,
+            self.settings.stop_rule,
         )
         self.clock.add("fuse", stage)
         move = None

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core.fusion import available_fusions
 from ..core.nbv import available_nbv_strategies
-from ..core.stopping import DecisionMode
+from ..core.stopping import DEFAULT_STOP_RULE, DecisionMode, available_stop_rules
 from ..detection.base import BoxMode
 from ..query.types import QueryMode
 
@@ -28,6 +28,10 @@ class AgentSettings:
     fusion: str = "attr_majority"
     nbv: str = "farthest"
     decision_mode: str = "auto"
+    stop_rule: str = DEFAULT_STOP_RULE
+    """Named stop rule (``core.stopping``): ``reference`` (spec §5.8, the benchmark default),
+    ``contradiction`` (also stop once the decision is No and an attribute is contradicted) or
+    ``seen_unanimous`` (the paper's "all seen attributes agree" plus ``contradiction``)."""
     bbox_mode: BoxMode = BoxMode.GT
     base_seed: int = 42
     reverify_duplicate_views: bool = False
@@ -48,6 +52,10 @@ class AgentSettings:
         if self.decision_mode not in DECISION_MODES:
             raise ValueError(
                 f"unknown decision_mode {self.decision_mode!r}; expected one of {list(DECISION_MODES)}"
+            )
+        if self.stop_rule not in available_stop_rules():
+            raise ValueError(
+                f"unknown stop_rule {self.stop_rule!r}; expected one of {list(available_stop_rules())}"
             )
         if isinstance(self.base_seed, bool) or not isinstance(self.base_seed, int):
             raise ValueError(f"base_seed must be an integer, got {self.base_seed!r}")
@@ -77,6 +85,7 @@ class AgentSettings:
             "fusion": self.fusion,
             "nbv": self.nbv,
             "decision_mode": self.decision_mode,
+            "stop_rule": self.stop_rule,
             "bbox_mode": self.bbox_mode.value,
             "base_seed": self.base_seed,
             "reverify_duplicate_views": self.reverify_duplicate_views,

@@ -30,7 +30,7 @@ from .nbv_prompt import AttributeStatus
 from .policy_bookkeeping import EpisodeBookkeeping, StepBookkeeping
 from .sector_geometry import SectorCapture, SectorGeometry
 from .seeding import derive_seed, seeded_rng
-from .stopping import DecisionMode, StopOutcome, evaluate_stop
+from .stopping import DecisionMode, StopOutcome, available_stop_rules, evaluate_stop
 from .tracker import AttributeRecord, AttributeStateTracker, ViewEvidence
 from .types import (
     ATTRIBUTE_TYPES,
@@ -77,6 +77,7 @@ __all__ = [
     "ViewJudgement",
     "available_fusions",
     "available_nbv_strategies",
+    "available_stop_rules",
     "crop_with_detections",
     "crop_with_gt_box",
     "decision_from_answer_text",

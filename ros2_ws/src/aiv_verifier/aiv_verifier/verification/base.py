@@ -27,12 +27,17 @@ class PrivilegedViewInfo:
 
     ``episode_path`` is the episode directory relative to the dataset root and ``capture_tag`` the capture
     shown (``s4_far``); together they locate the per-capture attribute visibility the oracles read.
+    ``visible_attributes`` is that visibility measured on the view itself, from a source that renders any pose
+    (the robot stand-in; its ``capture_tag`` is then ``live`` off the capture poses). When it is set the oracles
+    judge from it and from ``mask_meets_threshold``; None (the offline simulator, the in-process evaluation)
+    means: look the capture up.
     """
 
     episode_path: str
     capture_tag: str
     target_object_id: str
     mask_meets_threshold: bool
+    visible_attributes: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,10 @@ They exist for studies, not deployment: with a perfect per-view verifier, what a
 tracker, fusion and next-best-view strategies reach, and how fast does that degrade as per-view answers get
 noisy (:class:`NoisyOracleVerifier`)? Both read ``privileged_gt/<split>/<object_id>.json`` written by the
 capture pipeline (per-instance attribute values and phrases, per-capture visible attributes) and need the
-privileged view channel (which object is shown, from which capture).
+privileged view channel (which object is shown, from which capture). A live source that renders any pose (the
+robot stand-in) measures the visible attributes and the mask-over-threshold flag on the view itself and sends
+them along (:attr:`.base.PrivilegedViewInfo.visible_attributes`); the oracles then use those instead of a
+capture look-up, so they also answer at poses no capture was taken from.
 
 How a query item is judged:
 - the query object is found by matching the request's descriptions against the dataset's description db
@@ -229,11 +232,16 @@ class OracleVerifier:
         target = self.library.instance(privileged.target_object_id)
         if query is None or target is None:
             return unsure_for_all(attributes, "oracle: query or target object not in the ground truth")
-        capture = target.capture(privileged.episode_path, privileged.capture_tag)
-        if capture is None:
-            return unsure_for_all(attributes, f"oracle: no ground truth for capture {privileged.capture_tag}")
-        shown = bool(capture.get("mask_meets_threshold", False))
-        visible = frozenset(capture.get("visible", ()))
+        if privileged.visible_attributes is not None:  # measured on this very view (a live render)
+            shown, visible = privileged.mask_meets_threshold, privileged.visible_attributes
+        else:
+            capture = target.capture(privileged.episode_path, privileged.capture_tag)
+            if capture is None:
+                return unsure_for_all(
+                    attributes, f"oracle: no ground truth for capture {privileged.capture_tag}"
+                )
+            shown = bool(capture.get("mask_meets_threshold", False))
+            visible = frozenset(capture.get("visible", ()))
         answers = [self._judge(item, query, target, shown, visible) for item in attributes]
         check_answers(attributes, answers, self.name)
         return answers

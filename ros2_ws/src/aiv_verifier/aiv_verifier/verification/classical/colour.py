@@ -278,3 +278,141 @@ def claimed_names(name: str, modifier: str) -> tuple[str, ...]:
     if modifier in ("dark", "deep") and name in darker:
         return (name, darker[name])
     return (name,)
+
+
+# -- lighting-tolerant evidence for a colour claim ---------------------------------------------------------------
+#
+# Names per pixel (above) are good for "how much of the object is light blue", but they turn shading into
+# other names (a shaded orange face is named brown) and say nothing about how *incompatible* a pixel is with a
+# claim. A decision that can answer No needs that: the checks below compare hue and chroma with the claimed
+# colour's prototypes and treat lightness asymmetrically, because light can only darken a surface (shade) or
+# tint it a little (white balance), never turn a grey into a saturated blue or a blue into a clear white.
+
+
+@dataclass(frozen=True)
+class ClaimEvidence:
+    """How the object's pixels relate to one claimed colour (shares of the object's pixels).
+
+    ``compatible``: pixels that a surface of the claimed colour can produce under shade or a mild cast.
+    ``contradicting``: pixels that it cannot (another hue at clear chroma; for saturated claims also clear
+    whites/light greys; for achromatic claims saturated colour). The rest (dark neutral shadow, weakly
+    coloured pixels) is uninformative. ``neutral_share`` and ``neutral_lightness`` (median L* of the brighter
+    half of the neutral pixels) let achromatic claims tell white, grey and black apart.
+    """
+
+    compatible: float
+    contradicting: float
+    neutral_share: float
+    neutral_lightness: float
+
+
+#: Chroma (C*ab) below which a pixel counts as neutral (white/grey/black) and above which as coloured.
+NEUTRAL_CHROMA = 9.0
+COLOURED_CHROMA = 16.0
+#: A claimed hue explains pixels up to this far around the colour wheel (shading keeps the hue, a cast moves
+#: it a little); pixels further than ``CONTRADICT_HUE_DEG`` from every claimed hue contradict the claim.
+COMPATIBLE_HUE_DEG = 32.0
+CONTRADICT_HUE_DEG = 45.0
+#: The identity check (colours no description names) is judged more loosely: a hue must lie this far from
+#: every named colour, because a description's colour words are approximate (e.g. "brown" for a tan strap).
+UNEXPLAINED_HUE_DEG = 60.0
+#: Prototypes with at least this chroma are "saturated": a clear white or light grey cannot be them.
+SATURATED_CHROMA = 30.0
+#: Neutral pixels brighter than this (L*) cannot be a shaded saturated colour.
+BRIGHT_NEUTRAL_L = 62.0
+#: Pixels this much lighter (L*) than the claimed colour's lightest prototype cannot be that colour.
+TOO_LIGHT_L = 35.0
+#: Chroma a claimed colour can show: up to this factor of its prototype's chroma plus a slack (casts, noise);
+#: pixels beyond ``OVERSATURATED_FACTOR`` times that limit contradict it even at the same hue.
+MAX_CHROMA_FACTOR = 1.3
+CHROMA_SLACK = 12.0
+OVERSATURATED_FACTOR = 1.3
+
+
+def _hue_distance(h1: np.ndarray, h2: float) -> np.ndarray:
+    d = np.abs(h1 - h2) % 360.0
+    return np.minimum(d, 360.0 - d)
+
+
+def claim_evidence(lab: np.ndarray, names: tuple[str, ...]) -> ClaimEvidence:
+    """Evidence for "the object is <one of names>" from its Lab pixels (N×3)."""
+    pixels = np.asarray(lab, dtype=np.float32).reshape(-1, 3)
+    n = pixels.shape[0]
+    if n == 0:
+        return ClaimEvidence(0.0, 0.0, 0.0, 0.0)
+    lightness = pixels[:, 0]
+    chroma = np.hypot(pixels[:, 1], pixels[:, 2])
+    hue = np.degrees(np.arctan2(pixels[:, 2], pixels[:, 1])) % 360.0
+    neutral = chroma < NEUTRAL_CHROMA
+    coloured = chroma >= COLOURED_CHROMA
+    compatible = np.zeros(n, dtype=bool)
+    near_hue = np.zeros(n, dtype=bool)  # within the contradiction distance of some claimed hue
+    any_saturated = False
+    any_achromatic = False
+    brightest = max(float(row[0]) for name in names for row in _PROTO_LAB[_INDEX[name] == _PROTO_OWNER])
+    for name in names:
+        for row in _PROTO_LAB[_INDEX[name] == _PROTO_OWNER]:
+            proto_l, proto_c = float(row[0]), float(np.hypot(row[1], row[2]))
+            if name in ACHROMATIC:
+                any_achromatic = True
+                # Neutral at any lightness up to a little above the prototype's (shade darkens only).
+                compatible |= (chroma < COLOURED_CHROMA) & (lightness <= proto_l + 15.0)
+                continue
+            proto_h = float(np.degrees(np.arctan2(row[2], row[1])) % 360.0)
+            any_saturated |= proto_c >= SATURATED_CHROMA
+            distance = _hue_distance(hue, proto_h)
+            min_chroma = max(4.0, 0.2 * proto_c)
+            # Shade and casts lower or barely raise chroma: a tan surface never shows a saturated yellow.
+            max_chroma = MAX_CHROMA_FACTOR * proto_c + CHROMA_SLACK
+            compatible |= (
+                (distance <= COMPATIBLE_HUE_DEG)
+                & (chroma >= min_chroma)
+                & (chroma <= max_chroma)
+                & (lightness <= proto_l + 20.0)
+            )
+            near_hue |= (distance <= CONTRADICT_HUE_DEG) & (chroma <= OVERSATURATED_FACTOR * max_chroma)
+    if any_achromatic and not (any_saturated or near_hue.any()):
+        contradicting = chroma >= 25.0
+    else:
+        contradicting = coloured & ~near_hue
+        if any_achromatic:
+            contradicting &= chroma >= 25.0
+        if any_saturated and not any_achromatic:
+            contradicting |= neutral & (lightness >= BRIGHT_NEUTRAL_L)
+        if not any_achromatic:
+            # A dark colour (navy, dark red) cannot look much lighter than itself; highlights are small.
+            contradicting |= lightness > brightest + TOO_LIGHT_L
+    contradicting &= ~compatible
+    neutral_l = lightness[neutral]
+    if neutral_l.size:
+        upper = neutral_l[neutral_l >= np.median(neutral_l)]
+        neutral_lightness = float(np.median(upper))
+    else:
+        neutral_lightness = 0.0
+    return ClaimEvidence(
+        float(compatible.mean()), float(contradicting.mean()), float(neutral.mean()), neutral_lightness
+    )
+
+
+def unexplained_share(lab: np.ndarray, mentioned: frozenset[str]) -> float:
+    """Share of pixels that are clearly coloured in a hue no mentioned colour can take (1.0 = all).
+
+    Neutral and weakly coloured pixels never count (shadows, highlights, unmentioned white pages); only
+    chroma at or above ``COLOURED_CHROMA`` whose hue is more than ``UNEXPLAINED_HUE_DEG`` from every
+    mentioned chromatic prototype. With no chromatic colour mentioned at all, nothing is judged (0.0).
+    """
+    pixels = np.asarray(lab, dtype=np.float32).reshape(-1, 3)
+    hues = [
+        float(np.degrees(np.arctan2(row[2], row[1])) % 360.0)
+        for name in mentioned
+        if name in _INDEX and name not in ACHROMATIC
+        for row in _PROTO_LAB[_INDEX[name] == _PROTO_OWNER]
+    ]
+    if pixels.shape[0] == 0 or not hues:
+        return 0.0
+    chroma = np.hypot(pixels[:, 1], pixels[:, 2])
+    hue = np.degrees(np.arctan2(pixels[:, 2], pixels[:, 1])) % 360.0
+    near = np.zeros(pixels.shape[0], dtype=bool)
+    for proto_h in hues:
+        near |= _hue_distance(hue, proto_h) <= UNEXPLAINED_HUE_DEG
+    return float(((chroma >= COLOURED_CHROMA) & ~near).mean())

@@ -492,3 +492,18 @@ def is_main_colour_claim(info: PhraseInfo, attribute_name: str = "") -> bool:
     if info.part and info.part not in MAIN_NOUNS:
         return False
     return prefix not in PART_NOUNS
+
+
+def mentioned_colours(descriptions: tuple[str, ...] | list[str]) -> frozenset[str]:
+    """Every canonical colour any description names (object, parts, patterns, print, logos), including the
+    lighter/darker variants a modifier allows ("light grey" also admits silver)."""
+    from .colour import claimed_names
+
+    names: set[str] = set()
+    for description in descriptions:
+        if not isinstance(description, str):
+            continue
+        text = _normalise(_QUOTE.sub(" qqq ", description[:MAX_PHRASE_CHARS]))
+        for term in _find_colours(_WORD.findall(text)):
+            names.update(claimed_names(term.name, term.modifier))
+    return frozenset(names)

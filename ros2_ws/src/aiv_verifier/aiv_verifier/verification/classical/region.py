@@ -51,6 +51,11 @@ class RegionParams:
     exposure_target: float = 235.0
     exposure_percentile: float = 99.0
     max_exposure_gain: float = 1.8
+    white_balance: str = "none"
+    """``none`` or ``shades_of_grey``: per-channel gains from the whole frame's Minkowski (p = 6) channel
+    norms, which weight bright surfaces (walls, white objects, highlights) most, so a warm or cool cast of the
+    camera is undone before colours are named. Bounded by ``max_white_balance_gain``."""
+    max_white_balance_gain: float = 1.15
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,21 @@ def exposure_gain(full_image: np.ndarray | None, params: RegionParams) -> float:
     return float(np.clip(params.exposure_target / max(reference, 1.0), 1.0, params.max_exposure_gain))
 
 
+def white_balance_gains(full_image: np.ndarray | None, params: RegionParams) -> np.ndarray:
+    """Per-channel gains that neutralise the frame's illuminant estimate (ones when disabled or unknown)."""
+    ones = np.ones(3, dtype=np.float32)
+    if params.white_balance != "shades_of_grey" or full_image is None or full_image.ndim != 3:
+        return ones
+    step = max(1, int(np.sqrt(full_image.shape[0] * full_image.shape[1] / 40000)))
+    sample = full_image[::step, ::step, :3].reshape(-1, 3).astype(np.float32) / 255.0
+    norms = np.power(np.mean(np.power(sample, 6.0), axis=0), 1.0 / 6.0)
+    if not np.all(norms > 1e-3):
+        return ones
+    gains = float(norms.mean()) / norms
+    bound = params.max_white_balance_gain
+    return np.clip(gains, 1.0 / bound, bound).astype(np.float32)
+
+
 def estimate_region(
     crop: np.ndarray,
     crop_box: PixelBox | None,
@@ -142,7 +162,11 @@ def estimate_region(
     small = cv2.resize(crop, (aw, ah), interpolation=cv2.INTER_AREA) if (ah, aw) != (h, w) else crop
     small = np.ascontiguousarray(small)
     gain = exposure_gain(full_image, params)
-    corrected = small if gain == 1.0 else np.clip(small.astype(np.float32) * gain, 0, 255).astype(np.uint8)
+    balance = white_balance_gains(full_image, params)
+    if gain == 1.0 and np.all(balance == 1.0):
+        corrected = small
+    else:
+        corrected = np.clip(small.astype(np.float32) * (gain * balance), 0, 255).astype(np.uint8)
     lab = srgb_to_lab(corrected)
     labels, label_distance = name_pixels_rgb(corrected)
 

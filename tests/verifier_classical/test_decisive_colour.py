@@ -1,0 +1,178 @@
+"""Issue 18: decisive main-colour answers that survive lighting, and the weight-free category gate.
+
+Hand-made frames with known colours: a clearly different main colour is a No with a reason; white and grey
+are told apart; white-balance casts, gamma and darker exposure change no answer; a part colour that is not the
+main colour never produces a main-colour No; a see-through object (background visible through it) is not
+contradicted by the background it frames; a box far too large for the query's category answers No for every
+attribute.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from aiv_verifier.core.types import Decision
+from aiv_verifier.verification.classical import ClassicalParams, ClassicalVerifier
+from aiv_verifier.verification.classical.category import CategoryParams, judge_category
+from aiv_verifier.verification.classical.colour import claim_evidence, srgb_to_lab
+
+from verifier_classical.scenes import BOX, attr, background, halves, paint_object, solid, view_of
+
+WHITE = (242, 242, 238)
+GREY = (118, 118, 120)
+CHARCOAL = (62, 62, 64)
+BLUE = (40, 90, 205)
+ORANGE = (235, 125, 30)
+RED = (200, 30, 35)
+YELLOW = (245, 215, 40)
+
+
+def _answers(verifier, frame, *phrases: str, category: str = "bag", box=BOX) -> list[Decision]:
+    attributes = [attr(p, name=f"a{i}") for i, p in enumerate(phrases)]
+    return [a.answer for a in verifier.verify(view_of(frame, box, category), attributes)]
+
+
+def _cast(frame: np.ndarray, gains: tuple[float, float, float]) -> np.ndarray:
+    return np.clip(frame.astype(np.float32) * np.array(gains, np.float32), 0, 255).astype(np.uint8)
+
+
+def _gamma(frame: np.ndarray, gamma: float) -> np.ndarray:
+    return np.clip(255.0 * (frame / 255.0) ** gamma, 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize(
+    ("rgb", "claim"),
+    [(BLUE, "orange"), (ORANGE, "blue"), (RED, "green"), (YELLOW, "purple"), (BLUE, "a yellow body")],
+)
+def test_a_clearly_different_main_colour_is_no_with_a_reason(verifier_without_ocr, rgb, claim) -> None:
+    answer = verifier_without_ocr.verify(view_of(paint_object(solid(rgb, shade=0.3))), [attr(claim)])[0]
+    assert answer.answer is Decision.NO
+    assert "cannot be" in answer.reason or "no " in answer.reason
+
+
+def test_white_and_grey_are_told_apart(verifier_without_ocr) -> None:
+    white = paint_object(solid(WHITE, shade=0.25))
+    grey = paint_object(solid(GREY, shade=0.25))
+    charcoal = paint_object(solid(CHARCOAL, shade=0.25))
+    assert _answers(verifier_without_ocr, white, "white")[0] is Decision.YES
+    assert _answers(verifier_without_ocr, grey, "grey")[0] is Decision.YES
+    # A mid-grey surface may be a white one in shade: never a Yes for white, and not contradicted either;
+    # a charcoal one is too dark for any white surface in a normally lit frame.
+    assert _answers(verifier_without_ocr, grey, "white")[0] is not Decision.YES
+    assert _answers(verifier_without_ocr, charcoal, "white")[0] is Decision.NO
+    # A white object is never contradicted by a grey claim (its shaded side is grey).
+    assert _answers(verifier_without_ocr, white, "grey")[0] is not Decision.NO
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda f: _cast(f, (1.15, 1.0, 0.85)),  # warm white balance
+        lambda f: _cast(f, (0.85, 1.0, 1.15)),  # cool white balance
+        lambda f: _gamma(f, 1.35),  # darker mid-tones
+        lambda f: _gamma(f, 0.75),  # brighter mid-tones
+        lambda f: _cast(f, (0.7, 0.7, 0.7)),  # under-exposed frame
+    ],
+)
+def test_lighting_changes_no_answer(verifier_without_ocr, transform) -> None:
+    blue = transform(paint_object(solid(BLUE, shade=0.3)))
+    assert _answers(verifier_without_ocr, blue, "blue", "orange") == [Decision.YES, Decision.NO]
+    white = transform(paint_object(solid(WHITE, shade=0.2)))
+    # A tinted white may read cream or pale blue (Yes or Unsure), but is never contradicted as white.
+    assert _answers(verifier_without_ocr, white, "white")[0] is not Decision.NO
+    assert _answers(verifier_without_ocr, white, "red")[0] is Decision.NO
+
+
+def test_jpeg_and_noise_change_no_answer(verifier_without_ocr) -> None:
+    import io
+
+    from PIL import Image
+
+    frame = paint_object(solid(ORANGE, shade=0.3))
+    rng = np.random.default_rng(3)
+    noisy = np.clip(frame + rng.normal(0, 6, frame.shape), 0, 255).astype(np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(noisy).save(buffer, format="JPEG", quality=45)
+    degraded = np.asarray(Image.open(io.BytesIO(buffer.getvalue())).convert("RGB"))
+    assert _answers(verifier_without_ocr, degraded, "orange", "blue") == [Decision.YES, Decision.NO]
+
+
+def test_a_part_colour_that_is_not_the_main_colour(verifier_without_ocr) -> None:
+    # A red body with a yellow band over its lower fifth: the band is there (Yes as a part), but yellow is
+    # not the main colour, and a part colour that is absent (green band) is never a No.
+    frame = paint_object(halves(RED, YELLOW, split=0.8))
+    band, absent_band, main_red, main_yellow = _answers(
+        verifier_without_ocr, frame, "a yellow band", "a green band", "red", "yellow"
+    )
+    assert band is Decision.YES
+    assert absent_band is Decision.UNSURE
+    assert main_red is Decision.YES
+    assert main_yellow is not Decision.YES
+
+
+def test_a_see_through_object_is_not_contradicted_by_what_it_frames(verifier_without_ocr) -> None:
+    # A blue rectangular frame (like spectacles' rims or a hoop) with the wall and floor visible inside it.
+    frame = background()
+    x1, y1, x2, y2 = BOX
+    frame[y1:y2, x1:x2] = BLUE
+    inner = frame[y1 + 24 : y2 - 24, x1 + 24 : x2 - 24]
+    inner[:] = background()[y1 + 24 : y2 - 24, x1 + 24 : x2 - 24]
+    blue, beige = _answers(verifier_without_ocr, frame, "a blue frame", "blue")
+    assert blue is not Decision.NO and beige is not Decision.NO
+
+
+def test_claim_evidence_follows_hue_not_shade() -> None:
+    shades = np.array([[40 * f, 90 * f, 205 * f] for f in (1.0, 0.7, 0.45)], np.float32)
+    lab = srgb_to_lab(shades)
+    blue = claim_evidence(lab, ("blue",))
+    assert blue.compatible == 1.0 and blue.contradicting == 0.0
+    orange = claim_evidence(lab, ("orange",))
+    assert orange.compatible == 0.0 and orange.contradicting == 1.0
+
+
+def test_the_category_gate_answers_no_only_on_impossible_sizes(verifier_without_ocr) -> None:
+    frame = paint_object(solid(BLUE))
+    # A 200 px box at 0.8 m or more spans at least 34 cm: no mug is that large; a bag can be.
+    mug = verifier_without_ocr.verify(view_of(frame, BOX, "mug"), [attr("blue"), attr("a red handle")])
+    assert [a.answer for a in mug] == [Decision.NO, Decision.NO]
+    assert "not a mug" in mug[0].reason
+    assert _answers(verifier_without_ocr, frame, "blue", category="bag")[0] is Decision.YES
+    # A small box says nothing against a small category, nor against a large one unless clearly tiny.
+    small = (150, 300, 190, 340)
+    assert not judge_category("mug", small, (640, 360), CategoryParams()).mismatch
+    assert not judge_category("backpack", small, (640, 360), CategoryParams()).mismatch
+    assert judge_category("backpack", (170, 320, 184, 334), (640, 360), CategoryParams()).mismatch
+    # A ball is round; a box four times longer than wide is no ball. Disabled gate: nothing.
+    assert judge_category("ball", (100, 300, 260, 340), (640, 360), CategoryParams()).mismatch
+    off = CategoryParams(enabled=False)
+    assert not judge_category("mug", BOX, (640, 360), off).mismatch
+
+
+def test_the_earlier_main_colour_rule_stays_selectable() -> None:
+    names_only = ClassicalVerifier(ClassicalParams(ocr_engine="none", main_no_rule="names"))
+    frame = paint_object(solid(BLUE, shade=0.3))
+    assert _answers(names_only, frame, "blue")[0] is Decision.YES
+
+
+def test_identity_gate_on_colours_no_description_names(verifier_without_ocr) -> None:
+    from aiv_verifier.core.crop import crop_with_gt_box
+    from aiv_verifier.verification.base import ViewInput
+
+    frame = paint_object(halves(BLUE, ORANGE, split=0.5))
+    crop = crop_with_gt_box(frame, BOX)
+
+    def ask(*descriptions: str) -> list[Decision]:
+        view = ViewInput(crop.image, frame, crop.box, crop.confidence, "bag", descriptions)
+        return [
+            a.answer for a in verifier_without_ocr.verify(view, [attr("blue"), attr("leather", "material")])
+        ]
+
+    # Half of the object is orange, which no description names: not the described bag.
+    assert ask("a blue leather bag with a blue strap", "a blue bag") == [Decision.NO, Decision.NO]
+    # Named somewhere (an orange flap): no gate, each attribute on its own.
+    assert ask("a blue leather bag with an orange flap", "a blue bag")[0] is Decision.YES
+
+
+def test_bad_rule_names_are_refused() -> None:
+    with pytest.raises(ValueError, match="main_no_rule"):
+        ClassicalParams(main_no_rule="maybe")
