@@ -239,8 +239,11 @@ def _box(report: Any) -> tuple[int, int, int, int]:
 def main(args: list[str] | None = None) -> int:
     # Python's own SIGINT handling: Ctrl-C (or `ros2 launch` stopping us) raises KeyboardInterrupt in the loop,
     # so the results file is closed cleanly instead of the process waiting out a verdict timeout.
-    if not init_or_report("evaluator", args, signal_handler_options=SignalHandlerOptions.NO):
-        return 2
+    try:
+        if not init_or_report("evaluator", args, signal_handler_options=SignalHandlerOptions.NO):
+            return 2
+    except KeyboardInterrupt:  # stopped while starting (e.g. aiv-eval ends the run): nothing was recorded yet
+        return 130
     # The evaluation loop blocks the main thread; callbacks only complete futures, so one thread serves them.
     executor = SingleThreadedExecutor()
     node: EvaluatorNode | None = None
