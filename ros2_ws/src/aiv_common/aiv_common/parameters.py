@@ -16,8 +16,8 @@ from __future__ import annotations
 import math
 import re
 import sys
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 import rclpy
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
@@ -144,6 +144,33 @@ def init_or_report(program: str, args: list[str] | None, **init_kwargs: Any) -> 
         print(f"{program}: bad command line or params file: {text}", file=sys.stderr)
         return False
     return True
+
+
+NodeT = TypeVar("NodeT", bound=Node)
+
+
+def start_node(
+    program: str,
+    make_node: Callable[[], NodeT],
+    args: list[str] | None,
+    *,
+    config_errors: tuple[type[Exception], ...] = (),
+) -> NodeT | None:
+    """``rclpy.init`` and the node, or None after one line on stderr: the caller exits with code 2.
+
+    A node refuses bad configuration while it is built (a parameter it declares, or ``config_errors`` such as
+    a dataset that does not load). Every node's ``main`` starts this way, so the one-line message and the
+    exit code that ``aiv-eval`` reads as "do not restart" are the same for all of them.
+    """
+    if not init_or_report(program, args):
+        return None
+    refused: tuple[type[Exception], ...] = (ParameterError, *config_errors)
+    try:
+        return make_node()
+    except refused as error:
+        print(f"{program}: {error}", file=sys.stderr)
+        rclpy.try_shutdown()
+        return None
 
 
 def _first_line(error: Exception) -> str:

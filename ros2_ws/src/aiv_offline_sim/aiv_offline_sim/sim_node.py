@@ -34,7 +34,7 @@ import rclpy
 from aiv_common.image_conversion import numpy_to_imgmsg
 from aiv_common.move_outcomes import outcome_code
 from aiv_common.parameter_spec import ParameterError
-from aiv_common.parameters import declare_parameter_table, init_or_report
+from aiv_common.parameters import declare_parameter_table, start_node
 from aiv_common.qos import qos_settings_from
 from aiv_dataset.errors import DatasetError, ProblemReport
 from aiv_dataset.layout import PInVerifyDataset
@@ -333,13 +333,8 @@ def _image_type():
 
 
 def main(args: list[str] | None = None) -> int:
-    if not init_or_report("offline_sim", args):
-        return 2
-    try:
-        node = OfflineSimNode()
-    except (ParameterError, DatasetError) as error:
-        print(f"offline_sim: {error}", file=sys.stderr)
-        rclpy.try_shutdown()
+    node = start_node("offline_sim", OfflineSimNode, args, config_errors=(DatasetError,))
+    if node is None:
         return 2
     try:
         rclpy.spin(node)

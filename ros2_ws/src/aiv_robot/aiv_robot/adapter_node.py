@@ -36,7 +36,7 @@ from typing import Any
 import rclpy
 from aiv_common.move_outcomes import outcome_code
 from aiv_common.parameter_spec import ParameterError
-from aiv_common.parameters import declare_parameter_table, init_or_report
+from aiv_common.parameters import declare_parameter_table, start_node
 from aiv_common.qos import qos_settings_from
 from aiv_common.stamps import nanoseconds_to_stamp, stamp_to_nanoseconds
 from aiv_interfaces.action import MoveToSector, VerifyInstance
@@ -515,13 +515,8 @@ class RobotAdapterNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    if not init_or_report("robot_adapter", args):
-        return 2
-    try:
-        node = RobotAdapterNode()
-    except ParameterError as error:
-        print(f"robot_adapter: {error}", file=sys.stderr)
-        rclpy.try_shutdown()
+    node = start_node("robot_adapter", RobotAdapterNode, args)
+    if node is None:
         return 2
     executor = MultiThreadedExecutor(num_threads=3)  # one thread runs a move, the others feed it
     executor.add_node(node)

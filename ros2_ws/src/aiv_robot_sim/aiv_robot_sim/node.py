@@ -54,7 +54,7 @@ import numpy as np
 import rclpy
 from aiv_common.image_conversion import numpy_to_imgmsg
 from aiv_common.parameter_spec import ParameterError
-from aiv_common.parameters import declare_parameter_table, init_or_report
+from aiv_common.parameters import declare_parameter_table, start_node
 from aiv_common.qos import QoSSettings, qos_settings_from
 from aiv_interfaces.msg import Detection2D, GroundTruthView
 from geometry_msgs.msg import Point, Pose, PoseStamped, Quaternion, Twist
@@ -409,13 +409,8 @@ def compressed_message(header: Header, fmt: str, data: bytes) -> CompressedImage
 
 
 def main(args: list[str] | None = None) -> int:
-    if not init_or_report("robot_sim", args):
-        return 2
-    try:
-        node = RobotSimNode()
-    except ParameterError as error:
-        print(f"robot_sim: {error}", file=sys.stderr)
-        rclpy.try_shutdown()
+    node = start_node("robot_sim", RobotSimNode, args)
+    if node is None:
         return 2
     executor = MultiThreadedExecutor(num_threads=2)
     executor.add_node(node)

@@ -35,7 +35,7 @@ from typing import Any
 import rclpy
 from aiv_common.image_conversion import ImageConversionError, imgmsg_to_rgb, numpy_to_imgmsg
 from aiv_common.parameter_spec import ParameterError
-from aiv_common.parameters import declare_parameter_table, init_or_report
+from aiv_common.parameters import declare_parameter_table, start_node
 from aiv_common.qos import qos_settings_from
 from aiv_common.stamps import stamp_to_nanoseconds
 from aiv_dataset.query_rules import description_problem
@@ -410,13 +410,8 @@ class VerifierNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    if not init_or_report("verifier", args):
-        return 2
-    try:
-        node = VerifierNode()
-    except ParameterError as error:
-        print(f"verifier: {error}", file=sys.stderr)
-        rclpy.try_shutdown()
+    node = start_node("verifier", VerifierNode, args)
+    if node is None:
         return 2
     io_executor = SingleThreadedExecutor()
     io_executor.add_node(node)
