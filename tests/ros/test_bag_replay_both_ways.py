@@ -26,6 +26,7 @@ from aiv_bags_ros.replay import compare_episode, replay_bag
 from aiv_bags_ros.ros_replay import VerifierClient, recorded_goal, replay_bag_ros
 from aiv_bags_ros.session_bag import SessionBagError
 from aiv_bags_ros.session_reader import read_session
+from aiv_common.action_waits import call_idempotent
 from aiv_common.stamps import stamp_to_nanoseconds
 from aiv_eval.ros_mode import RosEvaluation
 from aiv_eval.spec import EvalSpec
@@ -102,8 +103,10 @@ def test_the_tour_served_by_the_simulator_gives_the_recorded_answers(
     compared = 0
     for episode in episodes:
         key = episode.goal.episode_key
-        future = start_client.call_async(StartEpisode.Request(index=-1, episode_key=key))
-        started = ros_executor.run(future, f"StartEpisode({key})")
+        started = call_idempotent(
+            start_client, StartEpisode.Request(index=-1, episode_key=key), timeout_s=DEFAULT_TIMEOUT_S
+        )
+        assert started is not None, f"StartEpisode({key}): no reply"
         assert started.success, started.message
         assert started.start_sector == episode.goal.start_sector, "the tour starts elsewhere than the dataset"
         goal = recorded_goal(episode, stamp_to_nanoseconds(started.frame_stamp))

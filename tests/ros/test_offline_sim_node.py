@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from aiv_common.action_waits import send_goal_confirmed
+from aiv_common.action_waits import call_idempotent, send_goal_confirmed
 from aiv_common.image_conversion import imgmsg_to_numpy
 from aiv_common.stamps import stamp_to_nanoseconds
 from aiv_dataset.layout import PInVerifyDataset
@@ -113,8 +113,10 @@ class SimClient:
         assert self.move_client.wait_for_server(timeout_sec=20.0)
 
     def start(self, index: int = -1, key: str = "") -> StartEpisode.Response:
-        future = self.start_client.call_async(StartEpisode.Request(index=index, episode_key=key))
-        return self.executor.run(future, f"StartEpisode({index}, {key!r})")
+        request = StartEpisode.Request(index=index, episode_key=key)
+        response = call_idempotent(self.start_client, request, timeout_s=DEFAULT_TIMEOUT_S)
+        assert response is not None, f"StartEpisode({index}, {key!r}): no reply"
+        return response
 
     def move(self, direction: str) -> MoveToSector.Result:
         sent = send_goal_confirmed(

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 from aiv_bags import export_episode
-from aiv_common.action_waits import send_goal_confirmed
+from aiv_common.action_waits import call_idempotent, send_goal_confirmed
 from aiv_common.image_conversion import imgmsg_to_numpy
 from aiv_common.stamps import stamp_to_nanoseconds
 from aiv_interfaces.action import MoveToSector
@@ -90,8 +90,10 @@ class Client:
         assert self.move_client.wait_for_server(timeout_sec=DEFAULT_TIMEOUT_S)
 
     def start(self, index: int = -1, key: str = "") -> StartEpisode.Response:
-        future = self.start_client.call_async(StartEpisode.Request(index=index, episode_key=key))
-        return self.executor.run(future, f"{self.ns} StartEpisode({index}, {key!r})")
+        request = StartEpisode.Request(index=index, episode_key=key)
+        response = call_idempotent(self.start_client, request, timeout_s=DEFAULT_TIMEOUT_S)
+        assert response is not None, f"{self.ns} StartEpisode({index}, {key!r}): no reply"
+        return response
 
     def move(self, direction: str) -> MoveToSector.Result:
         sent = send_goal_confirmed(

@@ -1,5 +1,6 @@
-"""Bounded waits on rclpy futures while another thread spins, a watch on an action server's liveness, and
-sending an action goal so that its acceptance is never lost.
+"""Bounded waits on rclpy futures while another thread spins, a watch on an action server's liveness, sending
+an action goal so that its acceptance is never lost, and calling an idempotent service so that its reply is
+never lost.
 
 Shared by every node that is a client of a long-running action (the verifier's moves, the evaluator's
 verifications): a crashed peer never answers, so each wait is bounded and notices a server that left the graph.
@@ -52,6 +53,33 @@ def wait_for_future_while(future, timeout_s: float, alive: Callable[[], bool], w
         if not alive() and not done.is_set():
             raise ServerLostError(f"{what} disappeared from the ROS graph while we waited for it")
     return True
+
+
+def call_idempotent(
+    client: Any,
+    request: Any,
+    *,
+    timeout_s: float,
+    attempts: int = 4,
+    alive: Callable[[], bool] | None = None,
+    what: str = "the server",
+) -> Any:
+    """The response of an idempotent service call, or None when no reply came in ``timeout_s`` (all tries).
+
+    Right after discovery a server can take a request before it has matched our reply reader; rmw then drops
+    the reply ("failed to send response ... client will not receive response") although the request was
+    served. Asking again is safe only for a service whose repeat has the same effect (StartEpisode restarts the
+    same episode), so the time is split over ``attempts`` tries. ``alive`` (default: the service is still in
+    the graph) turns a server that left into :class:`ServerLostError` at once.
+    """
+    if attempts < 1:
+        raise ValueError(f"attempts must be >= 1, got {attempts}")
+    still_there = alive if alive is not None else client.service_is_ready
+    for _attempt in range(attempts):
+        future = client.call_async(request)
+        if wait_for_future_while(future, timeout_s / attempts, still_there, what):
+            return future.result()
+    return None
 
 
 def action_server_watch(node: Node, action_name: str) -> Callable[[], bool]:

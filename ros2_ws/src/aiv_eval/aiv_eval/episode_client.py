@@ -18,8 +18,8 @@ from typing import Any
 from aiv_common.action_waits import (
     ServerLostError,
     action_server_watch,
+    call_idempotent,
     send_goal_confirmed,
-    wait_for_future_while,
 )
 from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import StepReport, Verdict
@@ -115,32 +115,23 @@ class RosEpisodeClient:
 
     def _start(self, request: EpisodeRequest) -> StartEpisode.Response:
         self.wait_for_servers()
-        # A service reply is dropped when the server has not yet discovered our reply reader (rmw reports
-        # "failed to send response"); StartEpisode is idempotent, so asking again is safe.
-        start_future = None
-        for _attempt in range(self.start_attempts):
-            start_future = self.start_client.call_async(
-                StartEpisode.Request(
-                    index=int(request.index),
-                    episode_key=request.episode_key,
-                    slice_start=int(request.slice_start),
-                )
-            )
-            if wait_for_future_while(
-                start_future,
-                self.start_timeout_s / self.start_attempts,
-                self.start_client.service_is_ready,
-                "the simulator",
-            ):
-                break
-        else:
+        # StartEpisode is idempotent, so a reply lost right after discovery is asked for again.
+        start = call_idempotent(
+            self.start_client,
+            StartEpisode.Request(
+                index=int(request.index),
+                episode_key=request.episode_key,
+                slice_start=int(request.slice_start),
+            ),
+            timeout_s=self.start_timeout_s,
+            attempts=self.start_attempts,
+            what="the simulator",
+        )
+        if start is None:
             raise EpisodeInfrastructureError(
                 f"StartEpisode({request.index}) got no reply in {self.start_attempts} tries "
                 f"over {self.start_timeout_s} s"
             )
-        start = start_future.result()
-        if start is None:
-            raise EpisodeInfrastructureError(f"StartEpisode({request.index}) failed: no response")
         if not start.success:
             raise EpisodeStartRefusedError(request.index, start.message)
         return start
