@@ -85,11 +85,13 @@ class SpinningExecutor:
         return future.result()
 
     def shutdown(self) -> None:
+        # Stop spinning first: destroying a node whose handles the spinning thread is waiting on can block
+        # (fast timers, as a fake robot's, make that window wide), and a blocked teardown hangs the worker.
+        self.executor.shutdown(timeout_sec=5.0)
+        self._thread.join(timeout=5.0)
         for node in self._nodes:
             self.executor.remove_node(node)
             node.destroy_node()
-        self.executor.shutdown(timeout_sec=5.0)
-        self._thread.join(timeout=5.0)
 
 
 @contextmanager

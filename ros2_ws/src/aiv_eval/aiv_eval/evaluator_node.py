@@ -15,6 +15,7 @@ again), 2 on bad parameters or a run directory that belongs to another configura
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -239,6 +240,8 @@ def _box(report: Any) -> tuple[int, int, int, int]:
 def main(args: list[str] | None = None) -> int:
     # Python's own SIGINT handling: Ctrl-C (or `ros2 launch` stopping us) raises KeyboardInterrupt in the loop,
     # so the results file is closed cleanly instead of the process waiting out a verdict timeout.
+    # aiv-eval starts us with SIGINT ignored (see ros_mode._start_ignoring_sigint): take it back now.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         if not init_or_report("evaluator", args, signal_handler_options=SignalHandlerOptions.NO):
             return 2

@@ -166,11 +166,32 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
         _PRCTL(PR_SET_PDEATHSIG, SIGTERM_NUMBER)
 
 
-class ManagedNode:
-    """One node process; remembers the peak RSS over all its incarnations."""
+def _start_ignoring_sigint() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """As :func:`_die_with_parent`, and SIGINT ignored until the node's ``main`` takes it back.
 
-    def __init__(self, name: str, argv: list[str], log_path: Path | None, env: dict[str, str]) -> None:
+    Python raises KeyboardInterrupt wherever a SIGINT lands, imports included, so a run stopped while the
+    evaluator was still starting printed a traceback on the console; an ignored SIGINT is instead followed by
+    :meth:`ManagedNode.stop`'s SIGKILL, and nothing had been recorded yet.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+
+
+class ManagedNode:
+    """One node process; remembers the peak RSS over all its incarnations. ``sigint_after_start``: the node's
+    ``main`` re-enables SIGINT itself (see :func:`_start_ignoring_sigint`)."""
+
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        log_path: Path | None,
+        env: dict[str, str],
+        *,
+        sigint_after_start: bool = False,
+    ) -> None:
         self.name = name
+        self.sigint_after_start = sigint_after_start
         self.argv = argv
         self.log_path = log_path
         self.env = env
@@ -194,7 +215,9 @@ class ManagedNode:
                 stderr=subprocess.STDOUT if output is not None else None,
                 env=self.env,
                 start_new_session=True,  # a Ctrl-C reaches us first; we stop the nodes in order
-                preexec_fn=_die_with_parent if _PRCTL is not None else None,
+                preexec_fn=_start_ignoring_sigint
+                if self.sigint_after_start
+                else (_die_with_parent if _PRCTL is not None else None),
             )
         finally:
             if output is not None:
@@ -315,7 +338,7 @@ class RosEvaluation:
                 str(self.params_file),
             ]
             log = evaluator_output if name == "evaluator" else log_dir / f"{name}.log"
-            self.nodes[name] = ManagedNode(name, argv, log, env)
+            self.nodes[name] = ManagedNode(name, argv, log, env, sigint_after_start=name == "evaluator")
         #: With record_bags, a session recorder writes one bag per episode to run_dir/bags/<episode key>; the
         #: evaluator starts only once it sees the verifier's and the camera's publishers.
         self.bags_dir = self.run_dir / "bags" if record_bags else None
