@@ -90,18 +90,35 @@ def verify_before_grasp(
         category_hint=category_hint,
     )
     alive = action_server_watch(node, action_name)
+    shown: set[int] = set()
+    shown_lock = threading.Lock()
 
-    def feedback(message: Any) -> None:
-        if on_step is not None:
-            on_step(message.feedback.step)
+    def show(report: StepReport) -> None:
+        with shown_lock:
+            if on_step is None or int(report.step) in shown:
+                return
+            shown.add(int(report.step))
+        on_step(report)
 
     sent = send_goal_confirmed(
-        client, goal, timeout_s=server_wait_s, alive=alive, what="the verifier", feedback_callback=feedback
+        client,
+        goal,
+        timeout_s=server_wait_s,
+        alive=alive,
+        what="the verifier",
+        feedback_callback=lambda message: show(message.feedback.step),
     )
     if sent is None or not sent.accepted:
         return None
     response = sent.result(timeout_s, alive, "the verifier")
-    return None if response is None else response.result.verdict
+    if response is None:
+        return None
+    verdict = response.result.verdict
+    # Feedback is best effort (it can arrive after the result, when rclpy no longer delivers it): every step
+    # is also in the verdict's transcript, so the ones not seen live are shown now, in order.
+    for report in sorted(verdict.transcript, key=lambda item: int(item.step)):
+        show(report)
+    return verdict
 
 
 def format_step(report: StepReport) -> str:
