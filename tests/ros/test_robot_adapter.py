@@ -174,7 +174,7 @@ def _start(node_process, micro_root: Path, **verifier_params: object) -> tuple[o
                     "world_frame": "map",
                     "navigation_timeout_s": 1.0,
                     "answer_timeout_s": 0.5,
-                    "pose_timeout_s": 0.5,
+                    "pose_timeout_s": 1.5,  # above the delays of a loaded CI machine, below the stale test's gap
                     "frame_timeout_s": 1.0,
                     "frame_settle_s": 0.05,
                 }
@@ -285,7 +285,7 @@ def test_faults_end_the_request_failed_with_their_cause_and_the_nodes_keep_servi
     robot.behaviour = "follow"
 
     robot.odometry_on = False
-    threading.Event().wait(0.7)  # longer than pose_timeout_s: the newest pose is now stale
+    threading.Event().wait(2.0)  # longer than pose_timeout_s: the newest pose is now stale
     failed("stale", "robot pose is stale")
     robot.odometry_on = True
     threading.Event().wait(0.2)  # ten fresh poses
@@ -323,6 +323,7 @@ def test_a_cancelled_move_stops_the_robot(ros_executor, node_process, micro_root
                     "navigation": "topic",
                     "cancel_topic": "goal_cancel",
                     "navigation_timeout_s": 30.0,
+                    "pose_timeout_s": 3.0,  # a loaded CI machine can delay the fake robot's 50 Hz poses
                     "request_topic": "''",  # no sessions from a verifier here
                 }
             ),
