@@ -109,7 +109,8 @@ build_inputs() {
         ! -path 'ros2_ws/src/aiv_bags/aiv_bags/*' \
         ! -path 'ros2_ws/src/aiv_bags_ros/aiv_bags_ros/*' \
         ! -path 'ros2_ws/src/aiv_robot_sim/aiv_robot_sim/*' \
-        ! -path 'ros2_ws/src/aiv_robot/aiv_robot/*' | LC_ALL=C sort)
+        ! -path 'ros2_ws/src/aiv_robot/aiv_robot/*' \
+        ! -path 'ros2_ws/src/aiv_models/aiv_models/*' | LC_ALL=C sort)
 }
 
 ensure_build() {

@@ -11,7 +11,11 @@
 - ``aiv_bags`` (tour bags) reads and writes bags with rosbags, not rclpy, on top of the format alone.
 - ``aiv_bags_ros`` (session recording and replay) is the ROS side of bags: it may use rclpy and the verifier,
   never the simulator, the generator or the evaluation (the evaluation starts its recorder as a process).
+- ``aiv_models`` (local weights, devices, chat transports) is below the verifier: no ROS, no project package
+  but itself.
 - Only node modules import rclpy; the ROS-free cores stay importable without a ROS installation.
+- Model libraries (torch, transformers, peft) are imported only inside functions of the backends that use them:
+  no module imports them at its top level, so importing the verifier never loads torch.
 """
 
 from __future__ import annotations
@@ -33,11 +37,13 @@ PROJECT_PACKAGES = (
     "aiv_bags_ros",
     "aiv_robot_sim",
     "aiv_robot",
+    "aiv_models",
 )
 #: The one run-time package allowed to import the generator.
 SYNTH_USERS = {"aiv_robot_sim"}
 
 FORBIDDEN: dict[str, set[str]] = {
+    "aiv_models": {name for name in PROJECT_PACKAGES if name != "aiv_models"} | {"rclpy"},
     "aiv_verifier": {"aiv_offline_sim", "aiv_synth", "aiv_eval"},
     "aiv_dataset": {"aiv_common", "aiv_synth", "aiv_offline_sim", "aiv_verifier", "aiv_eval", "rclpy"},
     "aiv_synth": {"aiv_common", "aiv_offline_sim", "aiv_verifier", "aiv_eval", "rclpy"},
@@ -87,6 +93,30 @@ def test_package_imports_only_what_the_layout_allows(package: str) -> None:
     offenders = {
         str(path.relative_to(SRC)): sorted(_imported_top_levels(path) & FORBIDDEN[package])
         for path in modules
+    }
+    assert {name: bad for name, bad in offenders.items() if bad} == {}
+
+
+MODEL_LIBRARIES = {"torch", "transformers", "peft", "accelerate", "tokenizers", "safetensors", "huggingface_hub"}
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    """Modules imported by statements at module level (``if TYPE_CHECKING:`` blocks excluded)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("package", PROJECT_PACKAGES)
+def test_model_libraries_are_imported_only_where_a_model_is_loaded(package: str) -> None:
+    offenders = {
+        str(path.relative_to(SRC)): sorted(_top_level_imports(path) & MODEL_LIBRARIES)
+        for path in _modules(package)
     }
     assert {name: bad for name, bad in offenders.items() if bad} == {}
 

@@ -24,6 +24,7 @@ def test_every_package_has_a_manifest():
         "aiv_dataset",
         "aiv_eval",
         "aiv_interfaces",
+        "aiv_models",
         "aiv_offline_sim",
         "aiv_robot",
         "aiv_robot_sim",

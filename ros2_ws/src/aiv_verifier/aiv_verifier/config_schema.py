@@ -100,6 +100,13 @@ def config_parameter_defaults() -> dict[str, Any]:
 def _parameter_defaults() -> dict[str, Any]:
     # Built once: an evaluation spec consults it for every parameter it sets.
     from .agent.settings import AgentSettings
+    from .model_config import (
+        DetectorParams,
+        EmbeddingParams,
+        LanguageModelParams,
+        MllmVerifierParams,
+        TrainedAgentParams,
+    )
     from .query.config import QueryConfig
     from .verification.classical.backend import ClassicalParams
     from .verification.oracle import NoiseModel
@@ -110,7 +117,12 @@ def _parameter_defaults() -> dict[str, Any]:
     defaults["verifier.dataset_root"] = ""
     defaults.update(flatten_defaults(NoiseModel(), "verifier.noise"))
     defaults.update(flatten_defaults(ClassicalParams(), "verifier.classical"))
+    defaults.update(flatten_defaults(MllmVerifierParams(), "verifier.mllm"))
     defaults.update(flatten_defaults(QueryConfig(), "query"))
+    defaults.update(flatten_defaults(DetectorParams(), "detector"))
+    defaults.update(flatten_defaults(EmbeddingParams(), "embedding"))
+    defaults.update(flatten_defaults(LanguageModelParams(), "language_model"))
+    defaults.update(flatten_defaults(TrainedAgentParams(), "trained"))
     return defaults
 
 
@@ -148,11 +160,24 @@ _CLASSICAL_RANGES: dict[str, tuple[float, float]] = {
 
 @functools.cache
 def _parameter_specs() -> tuple[ParameterSpec, ...]:
+    from aiv_models.local_weights import DTYPES
+
     from .agent.factory import VERIFIER_BACKENDS
-    from .agent.settings import DECISION_MODES, AgentSettings
+    from .agent.settings import AGENT_KINDS, DECISION_MODES, AgentSettings
     from .core.fusion import available_fusions
     from .core.nbv import available_nbv_strategies
     from .core.stopping import available_stop_rules
+    from .model_config import (
+        DETECTOR_BACKENDS,
+        EMBEDDING_AGGREGATIONS,
+        EMBEDDING_STOP_RULES,
+        LANGUAGE_MODEL_TRANSPORTS,
+        DetectorParams,
+        EmbeddingParams,
+        LanguageModelParams,
+        MllmVerifierParams,
+        TrainedAgentParams,
+    )
     from .query.config import BACKENDS as QUERY_BACKENDS
     from .query.config import QueryConfig
     from .query.llm import CATEGORY_MATCH_POLICIES
@@ -169,11 +194,27 @@ def _parameter_specs() -> tuple[ParameterSpec, ...]:
         "query.backend": tuple(QUERY_BACKENDS),
         "query.category_match": tuple(CATEGORY_MATCH_POLICIES),
         "verifier.classical.ocr_engine": tuple(ENGINE_CHOICES),
+        "agent.kind": AGENT_KINDS,
+        "detector.backend": DETECTOR_BACKENDS,
+        "detector.dtype": DTYPES,
+        "embedding.dtype": DTYPES,
+        "embedding.aggregation": EMBEDDING_AGGREGATIONS,
+        "embedding.stop_rule": EMBEDDING_STOP_RULES,
+        "language_model.transport": LANGUAGE_MODEL_TRANSPORTS,
+        "language_model.dtype": DTYPES,
     }
     ranges: dict[str, tuple[float | None, float | None]] = {
         "verifier.noise.error_rate": (0.0, 1.0),
         "verifier.noise.unsure_rate": (0.0, 1.0),
         "query.max_attrs": (1, None),
+        "detector.box_threshold": (0.0, 1.0),
+        "detector.text_threshold": (0.0, 1.0),
+        "embedding.stop_margin": (0.0, None),
+        "language_model.connect_timeout_s": (0.0, None),
+        "language_model.read_timeout_s": (0.0, None),
+        "language_model.retries": (0, 10),
+        "language_model.max_new_tokens": (1, None),
+        "language_model.max_concurrency": (1, 256),
     }
     sources: dict[str, tuple[type, str, Any]] = {}
     sources.update(_field_sources(AgentSettings(), "agent"))
@@ -181,7 +222,12 @@ def _parameter_specs() -> tuple[ParameterSpec, ...]:
     sources["verifier.dataset_root"] = (object, "dataset_root", "")
     sources.update(_field_sources(NoiseModel(), "verifier.noise"))
     sources.update(_field_sources(ClassicalParams(), "verifier.classical"))
+    sources.update(_field_sources(MllmVerifierParams(), "verifier.mllm"))
     sources.update(_field_sources(QueryConfig(), "query"))
+    sources.update(_field_sources(DetectorParams(), "detector"))
+    sources.update(_field_sources(EmbeddingParams(), "embedding"))
+    sources.update(_field_sources(LanguageModelParams(), "language_model"))
+    sources.update(_field_sources(TrainedAgentParams(), "trained"))
 
     defaults = _parameter_defaults()
     assert list(sources) == list(defaults), "parameter specs and defaults must list the same names"

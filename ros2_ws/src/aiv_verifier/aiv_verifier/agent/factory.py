@@ -3,32 +3,50 @@
 The configuration has three sections, the same in the node's params YAML (as dotted parameter names) and in
 the evaluator's in-process mode:
 
-``agent``     :class:`AgentSettings` fields (query mode, fusion, nbv, decision mode, bbox mode, seed);
-``verifier``  ``backend`` (classical | oracle | noisy_oracle), ``dataset_root`` (oracles), ``noise`` {error_rate,
-              unsure_rate, seed} (noisy oracle), ``classical`` {backend parameters};
-``query``     passed to :func:`aiv_verifier.query.build_query_interpreter` (rules or LLM, caches).
+``agent``           :class:`AgentSettings` fields (agent kind, query mode, fusion, nbv, decision mode, bbox
+                    mode, seed);
+``verifier``        ``backend`` (classical | oracle | noisy_oracle | mllm), ``dataset_root`` (oracles), ``noise``
+                    {error_rate, unsure_rate, seed} (noisy oracle), ``classical`` / ``mllm`` {backend knobs};
+``query``           passed to :func:`aiv_verifier.query.build_query_interpreter` (rules or LLM, caches);
+``detector``        :class:`~aiv_verifier.model_config.DetectorParams` (``agent.bbox_mode: detector``);
+``embedding``       :class:`~aiv_verifier.model_config.EmbeddingParams` (``agent.kind: clip | siglip``);
+``language_model``  :class:`~aiv_verifier.model_config.LanguageModelParams` (MLLM verifier, LLM query and NBV,
+                    trained agent);
+``trained``         :class:`~aiv_verifier.model_config.TrainedAgentParams` (``agent.kind: trained``).
 
-Backends are expensive (OCR engines, ground-truth indexes, later neural models), so :class:`AgentFactory`
-builds them once; fusion and NBV objects are cheap and are cached per name because a goal may choose them.
+Backends are expensive (OCR engines, ground-truth indexes, neural models), so :class:`AgentFactory` builds them
+once, and only those the configuration uses: a model library is imported by the backend that needs it, so the
+weight-free default never imports torch. Fusion and NBV objects are cheap and are cached per name because a goal
+may choose them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+from aiv_models.local_weights import ModelDirError
 
 from ..config_schema import dataclass_from_mapping
 from ..core.fusion import FusionStrategy, make_fusion
 from ..core.nbv import NbvStrategy, make_nbv
 from ..core.types import LanguageModel
 from ..detection.base import BoxMode, Detector
-from ..query.types import QueryInterpreter, QueryMode
+from ..model_config import (
+    DetectorParams,
+    EmbeddingParams,
+    LanguageModelParams,
+    MllmVerifierParams,
+    TrainedAgentParams,
+)
+from ..query.types import QueryInterpreter, QueryMode, QuerySpec
 from ..verification.base import PerViewVerifier, VerifierError
+from .protocol import AgentSession
 from .session import AgentComponents, VerificationSession
 from .settings import AgentSettings
 
-VERIFIER_BACKENDS = ("classical", "oracle", "noisy_oracle")
+VERIFIER_BACKENDS = ("classical", "oracle", "noisy_oracle", "mllm")
 PRIVILEGED_VERIFIERS = frozenset({"oracle", "noisy_oracle"})
 
 
@@ -43,9 +61,85 @@ def _section(config: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return value
 
 
-def build_verifier(section: Mapping[str, Any]) -> PerViewVerifier:
+def _params(cls: type[Any], config: Mapping[str, Any], name: str) -> Any:
+    try:
+        return dataclass_from_mapping(cls, _section(config, name), name)
+    except ValueError as error:
+        raise ConfigError(str(error)) from error
+
+
+class ModelAgent(Protocol):
+    """An agent other than the modular pipeline (embedding baselines, the trained agent): built once per
+    process from its section, it starts one session per request."""
+
+    def new_session(self, query: QuerySpec, *, episode_key: str, max_steps: int) -> AgentSession: ...
+
+
+def build_language_model(config: Mapping[str, Any]) -> LanguageModel | None:
+    """The chat model of ``config['language_model']`` (None for transport ``none``)."""
+    params: LanguageModelParams = _params(LanguageModelParams, config, "language_model")
+    if params.transport == "none":
+        return None
+    from ..language_model import language_model_from_params
+
+    try:
+        return language_model_from_params(params)
+    except (ModelDirError, ValueError) as error:
+        raise ConfigError(str(error)) from error
+
+
+def build_detector(config: Mapping[str, Any]) -> Detector | None:
+    """The in-verifier detector of ``config['detector']`` (None for backend ``none``)."""
+    params: DetectorParams = _params(DetectorParams, config, "detector")
+    if params.backend == "none":
+        return None
+    if params.backend == "grounding_dino":
+        from ..detection.grounding_dino import GroundingDinoDetector
+
+        try:
+            return GroundingDinoDetector.from_params(params)
+        except (ModelDirError, ValueError) as error:
+            raise ConfigError(str(error)) from error
+    raise ConfigError(f"unknown detector.backend {params.backend!r}; expected none or grounding_dino")
+
+
+def build_model_agent(
+    settings: AgentSettings, config: Mapping[str, Any], language_model: LanguageModel | None
+) -> ModelAgent | None:
+    """The agent of ``agent.kind`` when it is not the pipeline (None for the pipeline)."""
+    try:
+        if settings.kind in ("clip", "siglip"):
+            from .embedding import EmbeddingAgent
+
+            params: EmbeddingParams = _params(EmbeddingParams, config, "embedding")
+            return EmbeddingAgent.from_params(settings.kind, params, settings)
+        if settings.kind == "trained":
+            from .trained import TrainedAgent
+
+            if language_model is None:
+                raise ConfigError("agent.kind 'trained' needs language_model.transport local or openai")
+            trained: TrainedAgentParams = _params(TrainedAgentParams, config, "trained")
+            return TrainedAgent.from_params(trained, language_model, settings)
+    except (ModelDirError, ValueError) as error:
+        raise ConfigError(str(error)) from error
+    return None
+
+
+def build_verifier(
+    section: Mapping[str, Any], language_model: LanguageModel | None = None
+) -> PerViewVerifier:
     """The per-view verifier named by ``section['backend']`` (default: classical)."""
     backend = str(section.get("backend", "classical"))
+    if backend == "mllm":
+        from ..verification.mllm import MllmVerifier
+
+        if language_model is None:
+            raise ConfigError("verifier.backend 'mllm' needs language_model.transport local or openai")
+        params: MllmVerifierParams = _params(MllmVerifierParams, section, "mllm")
+        try:
+            return MllmVerifier.from_params(params, language_model)
+        except (OSError, ValueError) as error:
+            raise ConfigError(f"verifier.mllm: {error}") from error
     if backend == "classical":
         from ..verification.classical.backend import ClassicalParams, ClassicalVerifier
 
@@ -104,6 +198,7 @@ class AgentFactory:
         detector: Detector | None = None,
         language_model: LanguageModel | None = None,
         verifier_backend: str = "",
+        model_agent: ModelAgent | None = None,
     ) -> None:
         self.settings = settings
         self.verifier = verifier
@@ -111,6 +206,9 @@ class AgentFactory:
         self.detector = detector
         self.language_model = language_model
         self.verifier_backend = verifier_backend or getattr(verifier, "name", "")
+        self.model_agent = model_agent
+        if settings.kind != "pipeline" and model_agent is None:
+            raise ConfigError(f"agent.kind {settings.kind!r} has no agent; build it with build_model_agent")
         self._nbv: dict[str, NbvStrategy] = {}
         self._fusion: dict[str, FusionStrategy] = {}
         if settings.bbox_mode is BoxMode.DETECTOR and detector is None:
@@ -132,8 +230,12 @@ class AgentFactory:
         except ValueError as error:
             raise ConfigError(f"agent: {error}") from error
         verifier_section = _section(config, "verifier")
+        if language_model is None:
+            language_model = build_language_model(config)
+        if detector is None:
+            detector = build_detector(config)
         try:
-            verifier = build_verifier(verifier_section)
+            verifier = build_verifier(verifier_section, language_model)
         except VerifierError as error:
             raise ConfigError(str(error)) from error
         try:
@@ -147,6 +249,7 @@ class AgentFactory:
             detector=detector,
             language_model=language_model,
             verifier_backend=str(verifier_section.get("backend", "classical")),
+            model_agent=build_model_agent(settings, config, language_model),
         )
 
     @property
@@ -190,7 +293,10 @@ class AgentFactory:
         max_steps: int,
         category_hint: str = "",
         overrides: GoalOverrides = NO_OVERRIDES,
-    ) -> VerificationSession:
+    ) -> AgentSession:
+        """A session of the configured agent for one request (the pipeline, or the model agent of its kind)."""
         settings, components = self.resolve(overrides)
         query = self.interpreter.interpret(tuple(descriptions), QueryMode(settings.query_mode), category_hint)
+        if self.model_agent is not None:
+            return self.model_agent.new_session(query, episode_key=episode_key, max_steps=max_steps)
         return VerificationSession(query, components, settings, episode_key=episode_key, max_steps=max_steps)

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from typing import Protocol, TypeVar
 
 from ..core.types import Decision
-from .session import ViewFrame
+from ..query.types import QuerySpec
+from .session import AgentStep, StageClock, ViewFrame
 
 
 class MoveRequest(Protocol):
@@ -72,3 +73,23 @@ class SummarySource(Protocol):
     def model_calls(self) -> Mapping[str, int]: ...
 
     def confidence(self) -> float: ...
+
+
+class AgentSession(SummarySource, Protocol):
+    """One request's agent as the nodes, the evaluator and bag replay hold it: the loop's agent (it answers
+    with :class:`AgentStep` values, so transcripts, step reports and debug images read every agent alike), the
+    summary's facts, and what the verdict reports (the interpreted query, the steps, stage timings)."""
+
+    @property
+    def query(self) -> QuerySpec: ...
+
+    @property
+    def steps(self) -> list[AgentStep]: ...
+
+    @property
+    def clock(self) -> StageClock: ...
+
+    @property
+    def max_steps(self) -> int: ...
+
+    def observe(self, frame: ViewFrame) -> AgentStep: ...

@@ -18,12 +18,18 @@ from ..detection.base import BoxMode
 from ..query.types import QueryMode
 
 DECISION_MODES = ("auto", DecisionMode.VOTE_TILL_END.value, DecisionMode.EARLY_EXIT.value)
+#: The agents the episode loop can run: the modular pipeline (detection, per-view verifier, tracker, fusion,
+#: NBV; spec §5), the embedding baselines (spec §6) and the trained end-to-end agent (spec §7).
+AGENT_KINDS = ("pipeline", "clip", "siglip", "trained")
 
 
 @dataclass(frozen=True)
 class AgentSettings:
     """Per-request agent configuration (the node's defaults; a goal may override mode, NBV and fusion)."""
 
+    kind: str = "pipeline"
+    """Which agent answers: pipeline (spec §5; the fields below), clip / siglip (embedding baselines, spec §6,
+    ``embedding.*``) or trained (the end-to-end agent, spec §7, ``language_model.*``)."""
     query_mode: QueryMode = QueryMode.ATTRIBUTE
     fusion: str = "attr_majority"
     nbv: str = "farthest"
@@ -45,6 +51,8 @@ class AgentSettings:
         object.__setattr__(
             self, "bbox_mode", BoxMode.parse(str(getattr(self.bbox_mode, "value", self.bbox_mode)))
         )
+        if self.kind not in AGENT_KINDS:
+            raise ValueError(f"unknown agent kind {self.kind!r}; expected one of {list(AGENT_KINDS)}")
         if self.fusion not in available_fusions():
             raise ValueError(f"unknown fusion {self.fusion!r}; expected one of {list(available_fusions())}")
         if self.nbv not in available_nbv_strategies():
@@ -81,6 +89,7 @@ class AgentSettings:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "kind": self.kind,
             "query_mode": self.query_mode.value,
             "fusion": self.fusion,
             "nbv": self.nbv,

@@ -1,0 +1,111 @@
+"""The knobs of the model-backed parts: detector, embedding agents, language model, MLLM verifier, trained agent.
+
+Each is a frozen dataclass flattened into dotted ROS parameters by :mod:`.config_schema` (``detector.model_dir``,
+``language_model.base_url``, ...), so the node, ``aiv-eval`` and bag replay declare and refuse them alike. Nothing
+here imports torch: a section only names weights; the backend that uses them imports its libraries when the
+factory builds it, and the weight-free default never does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DETECTOR_BACKENDS = ("none", "grounding_dino")
+LANGUAGE_MODEL_TRANSPORTS = ("none", "local", "openai")
+EMBEDDING_AGGREGATIONS = ("avg", "max", "merged")
+EMBEDDING_STOP_RULES = ("final_step", "margin")
+
+
+@dataclass(frozen=True)
+class DetectorParams:
+    """The in-verifier open-vocabulary detector (``agent.bbox_mode: detector``) and the detector node."""
+
+    backend: str = "none"
+    """none | grounding_dino (transformers' Grounding DINO, weights from ``model_dir``)."""
+    model_dir: str = ""
+    """Local directory of a Grounding DINO checkpoint (e.g. IDEA-Research/grounding-dino-tiny, safetensors)."""
+    device: str = "auto"
+    """auto | cpu | cuda | cuda:N"""
+    dtype: str = "auto"
+    """auto (bfloat16 on a GPU, float32 on a CPU) | float32 | bfloat16 | float16"""
+    box_threshold: float = 0.25
+    """Minimum box score kept (spec §5.4: 0.25)."""
+    text_threshold: float = 0.25
+    """Minimum token score for a box's text label (spec §5.4: 0.25)."""
+
+
+@dataclass(frozen=True)
+class EmbeddingParams:
+    """The embedding agents ``agent.kind: clip | siglip`` (spec §6): image-text similarity per view."""
+
+    model_dir: str = ""
+    """Local directory of a CLIP, SigLIP or SigLIP2 checkpoint (safetensors)."""
+    device: str = "auto"
+    """auto | cpu | cuda | cuda:N"""
+    dtype: str = "auto"
+    """auto (bfloat16 on a GPU, float32 on a CPU) | float32 | bfloat16 | float16"""
+    threshold: float = -1.0
+    """Yes when the aggregated score is strictly above it; negative: the family's reference value (CLIP 0.25,
+    SigLIP 0.5)."""
+    aggregation: str = "avg"
+    """How the descriptions' scores combine per view: avg | max | merged (one merged description)."""
+    stop_rule: str = "final_step"
+    """final_step (answer at the last step, the reference default) | margin (answer once the cross-view score is
+    ``stop_margin`` away from the threshold)."""
+    stop_margin: float = 0.1
+    """The ``clip_stop_margin`` of the margin stop rule."""
+
+
+@dataclass(frozen=True)
+class LanguageModelParams:
+    """The chat model behind the MLLM verifier, LLM query understanding, LLM-NBV and the trained agent."""
+
+    transport: str = "none"
+    """none | local (transformers, weights from ``model_dir``) | openai (an OpenAI-compatible HTTP server)."""
+    model_dir: str = ""
+    """local: directory of a Qwen-VL style image-text-to-text checkpoint (safetensors)."""
+    adapter_dir: str = ""
+    """local: a LoRA adapter directory applied with peft on top of ``model_dir`` ("" = none)."""
+    device: str = "auto"
+    """local: auto | cpu | cuda | cuda:N"""
+    dtype: str = "auto"
+    """local: auto (bfloat16 on a GPU, float32 on a CPU) | float32 | bfloat16 | float16"""
+    base_url: str = ""
+    """openai: the server's base URL, e.g. http://127.0.0.1:8000/v1"""
+    model: str = ""
+    """openai: the served model name (or the name a server gives a LoRA adapter)."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """openai: the environment variable holding the API key (never a parameter, never logged)."""
+    connect_timeout_s: float = 5.0
+    """openai: seconds to connect (the reference: 5)."""
+    read_timeout_s: float = 60.0
+    """openai: seconds to wait for an answer (the reference: 60)."""
+    retries: int = 2
+    """openai: retries after a failed call (the reference: 2); then the answer is empty."""
+    max_new_tokens: int = 512
+    """Longest answer generated."""
+    max_concurrency: int = 8
+    """Most calls in flight at once (the calls of one view, and of episodes in flight)."""
+    cache_dir: str = ""
+    """Directory of the persistent cache of text-only calls (query understanding, NBV); "" = no cache."""
+
+
+@dataclass(frozen=True)
+class MllmVerifierParams:
+    """The MLLM per-view verifier (``verifier.backend: mllm``, spec §5.5) on ``language_model.*``."""
+
+    attribute_prompt: str = ""
+    """Prompt file for one attribute ("" = the package's own ``prompts/verify_attribute.txt``)."""
+    description_prompt: str = ""
+    """Prompt file for a whole description, the direct and merged query modes ("" = the package's own)."""
+    one_call_per_view: bool = False
+    """Not the reference: ask every attribute of a view in one call instead of one call per attribute."""
+
+
+@dataclass(frozen=True)
+class TrainedAgentParams:
+    """The trained end-to-end agent (``agent.kind: trained``, spec §7) on ``language_model.*``."""
+
+    prompt_file: str = ""
+    """The prompt text file ("" = the package's own words; the released checkpoints were trained on the
+    reference's wording, so point this at the reference's text for them)."""
