@@ -97,7 +97,15 @@ def test_package_imports_only_what_the_layout_allows(package: str) -> None:
     assert {name: bad for name, bad in offenders.items() if bad} == {}
 
 
-MODEL_LIBRARIES = {"torch", "transformers", "peft", "accelerate", "tokenizers", "safetensors", "huggingface_hub"}
+MODEL_LIBRARIES = {
+    "torch",
+    "transformers",
+    "peft",
+    "accelerate",
+    "tokenizers",
+    "safetensors",
+    "huggingface_hub",
+}
 
 
 def _top_level_imports(path: Path) -> set[str]:
