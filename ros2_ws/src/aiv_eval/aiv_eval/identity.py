@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from aiv_verifier.model_identity import model_identity
+
 from . import RunConfig
 
 #: Simulator parameters that change what an episode is (the rest only change transport or logging).
@@ -18,26 +20,38 @@ SIM_IDENTITY_KEYS = ("index_file", "max_steps", "seed", "seed_policy", "view_pri
 
 
 def fingerprint_config(sim: Mapping[str, Any], agent_flat: Mapping[str, Any]) -> dict[str, Any]:
-    """The behaviour-defining configuration: simulator episode rules plus every agent/backend parameter."""
+    """The behaviour-defining configuration: simulator episode rules, every agent/backend parameter and, when
+    models are used, their weights' and prompts' fingerprints (:func:`aiv_verifier.model_identity.model_identity`;
+    ModelDirError, a ValueError, for an unusable model directory)."""
     missing = [key for key in SIM_IDENTITY_KEYS if key not in sim]
     if missing:
         raise KeyError(f"simulator parameters missing for the run identity: {missing}")
-    return {
+    fingerprint: dict[str, Any] = {
         "offline_sim": {key: sim[key] for key in SIM_IDENTITY_KEYS},
         "verifier": dict(sorted(agent_flat.items())),
     }
+    models = model_identity(agent_flat)
+    if models:  # the weight-free default adds nothing, so its run ids stay what they were
+        fingerprint["models"] = models
+    return fingerprint
 
 
 def config_info(sim: Mapping[str, Any], agent_flat: Mapping[str, Any]) -> dict[str, Any]:
     """The six ``config_info`` fields of the reference ``metrics.json``."""
     return {
-        "agent_type": f"aiv:{agent_flat['verifier.backend']}",
+        "agent_type": f"aiv:{_agent_type(agent_flat)}",
         "nbv_type": agent_flat["agent.nbv"],
         "fusion_type": agent_flat["agent.fusion"],
         "bbox_mode": agent_flat["agent.bbox_mode"],
         "max_steps": int(sim["max_steps"]),
         "query_mode": agent_flat["agent.query_mode"],
     }
+
+
+def _agent_type(agent_flat: Mapping[str, Any]) -> str:
+    """The pipeline is named by its per-view verifier, the other agents by their kind."""
+    kind = str(agent_flat.get("agent.kind", "pipeline"))
+    return str(agent_flat["verifier.backend"]) if kind == "pipeline" else kind
 
 
 def build_run_config(
