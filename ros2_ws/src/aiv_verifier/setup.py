@@ -27,6 +27,7 @@ setup(
     entry_points={
         "console_scripts": [
             "verifier = aiv_verifier.verifier_node:main",
+            "detector_node = aiv_verifier.detector_node:main",
         ],
     },
 )

@@ -5,7 +5,9 @@ evaluates the configuration over ROS (``--mode ros``, the default: simulator, ve
 processes with one params file) or in-process (``--mode inprocess``: the same agent and environment without
 ROS, for fast sweeps); both write the same records. A sweep runs every combination of the listed values into
 ``<run_dir>/<name>`` sub-directories. ``metrics``, ``compare``, ``table`` and ``report`` analyse finished runs;
-``bench`` measures the ROS path against the in-process path. ``score-reference``, ``import-reference``
+``bench`` measures the ROS path against the in-process path, ``bench-llm`` concurrent model calls and
+episodes in flight against the reference's sequential calls, ``bench-models`` the model stages' latency
+and batched against per-item calls. ``score-reference``, ``import-reference``
 and ``export-reference`` exchange results with the reference implementation (:mod:`.interchange`).
 """
 
@@ -24,6 +26,8 @@ from pathlib import Path
 
 from .analysis_cli import add_analysis_subcommands, run_command
 from .interchange.cli import add_interchange_subcommands
+from .llm_bench import add_llm_bench_subcommand
+from .model_bench import add_bench_models_subcommand
 from .spec import EvalSpec, SpecError
 
 
@@ -69,8 +73,13 @@ def _run_one(spec: EvalSpec, mode: str, record_bags: bool = False) -> tuple[Path
 
         outcome = run_in_process(spec)
         return outcome.run_dir, outcome.complete
+    from .in_flight import in_flight_problem
     from .in_process import load_evaluation_inputs
     from .ros_mode import RosEvaluation
+
+    problem = in_flight_problem(int(spec.evaluator["episodes_in_flight"]), "", "ros")
+    if problem is not None:
+        raise SpecError(problem)
 
     load_evaluation_inputs(spec)  # an index or description file both modes refuse stops here, before any node
     result = RosEvaluation(spec, record_bags=record_bags).run()
@@ -168,6 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="also run over ROS with a session recorder: record overhead per step, bag sizes, replay speed",
     )
     bench.set_defaults(func=_bench)
+    add_llm_bench_subcommand(sub)
+    add_bench_models_subcommand(sub)
     add_analysis_subcommands(sub)
     add_interchange_subcommands(sub)
     return parser

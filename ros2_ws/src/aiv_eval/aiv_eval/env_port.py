@@ -17,7 +17,8 @@ from aiv_verifier.agent.factory import NO_OVERRIDES, AgentFactory, GoalOverrides
 from aiv_verifier.agent.frames import geometry_from_layout
 from aiv_verifier.agent.loop import run_episode
 from aiv_verifier.agent.port import FrameRequest, MoveReport
-from aiv_verifier.agent.session import AgentStep, VerificationSession, ViewFrame
+from aiv_verifier.agent.protocol import AgentSession
+from aiv_verifier.agent.session import AgentStep, ViewFrame
 from aiv_verifier.agent.trace import EpisodeSummary, EpisodeTrace, summarize
 from aiv_verifier.verification.base import PrivilegedViewInfo
 
@@ -101,7 +102,7 @@ def play_episode(
     episode_key: str,
     overrides: GoalOverrides = NO_OVERRIDES,
     category_hint: str = "",
-) -> tuple[VerificationSession, EpisodeTrace[AgentStep], EpisodeSummary]:
+) -> tuple[AgentSession, EpisodeTrace[AgentStep], EpisodeSummary]:
     """Play a started episode to the end with the query the service handed out."""
     session = factory.new_session(
         port.start.descriptions,
@@ -129,7 +130,7 @@ def run_env_episode(
     overrides: GoalOverrides = NO_OVERRIDES,
     category_hint: str = "",
     slice_start: int = 0,
-) -> tuple[VerificationSession, EpisodeTrace[AgentStep], EpisodeSummary]:
+) -> tuple[AgentSession, EpisodeTrace[AgentStep], EpisodeSummary]:
     """Start episode ``index`` of ``env`` and play it to the end (research tools and tests)."""
     port = EnvPort.open(env, index, slice_start)
     return play_episode(

@@ -47,6 +47,7 @@ from .episode_client import (
     ServersUnavailableError,
 )
 from .identity import SIM_IDENTITY_KEYS, build_run_config, evaluation_slice
+from .in_flight import in_flight_problem
 from .loop import EmptySelectionError, EpisodeJob, LoopOutcome, RunAborted, evaluate_index
 from .parameters import EVALUATOR_PARAMETERS
 from .scoring import failure_record, record_from_verdict, start_refused_reason, verifier_failed_reason
@@ -100,6 +101,9 @@ class EvaluatorNode(Node):
             self.slice = evaluation_slice(int(self.settings["slice_start"]), int(self.settings["slice_end"]))
         except ValueError as error:
             raise EvaluatorConfigError(str(error)) from error
+        problem = in_flight_problem(int(self.settings["episodes_in_flight"]), "", "ros")
+        if problem is not None:
+            raise EvaluatorConfigError(problem)
         self.client = RosEpisodeClient(
             self,
             start_service=str(self.settings["start_episode_service"]),

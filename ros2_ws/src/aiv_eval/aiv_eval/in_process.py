@@ -32,14 +32,16 @@ from aiv_offline_sim.episode_service import (
     EpisodeRequestError,
     EpisodeService,
 )
-from aiv_verifier.agent.factory import AgentFactory
+from aiv_verifier.agent.factory import AgentFactory, build_detector, build_language_model
+from aiv_verifier.core.types import LanguageModel
 
 from . import EpisodeRecord
 from .crop_thumbnails import CropWriter
 from .env_port import EnvPort, play_episode
+from .in_flight import LockedDetector, PerThread, in_flight_problem
 from .loop import EmptySelectionError, EpisodeJob, LoopOutcome, evaluate_index, selected_range
 from .scoring import failure_record, record_from_session, start_refused_reason, verifier_failed_reason
-from .spec import EvalSpec
+from .spec import EvalSpec, SpecError
 
 
 @dataclass(frozen=True)
@@ -78,29 +80,59 @@ def load_evaluation_inputs(spec: EvalSpec) -> EvaluationInputs:
     return EvaluationInputs(dataset, index_file, records, dataset.load_descriptions())
 
 
-def run_in_process(spec: EvalSpec, *, stream: TextIO = sys.stderr, code_version: str = "") -> LoopOutcome:
-    """Evaluate ``spec`` over its index slice into ``spec.run_dir`` (results, metrics)."""
+def run_in_process(
+    spec: EvalSpec,
+    *,
+    stream: TextIO = sys.stderr,
+    code_version: str = "",
+    language_model: LanguageModel | None = None,
+) -> LoopOutcome:
+    """Evaluate ``spec`` over its index slice into ``spec.run_dir`` (results, metrics).
+
+    ``language_model`` replaces the one ``language_model.*`` would build (a caller that runs several
+    evaluations on one loaded model, e.g. ``aiv-eval bench-llm``). With ``evaluator.episodes_in_flight`` > 1
+    every worker thread gets its own environment, episode service, crop writer and agent factory; the language
+    model and the detector are built once and shared (:mod:`.in_flight` says why that is safe).
+    """
     inputs = load_evaluation_inputs(spec)
     dataset, index_file, records = inputs.dataset, inputs.index_file, inputs.records
+    config = spec.agent_config()
+    in_flight = int(spec.evaluator["episodes_in_flight"])
+    problem = in_flight_problem(in_flight, str(config.get("agent", {}).get("kind", "pipeline")), "inprocess")
+    if problem is not None:
+        raise SpecError(problem)
     stream.write(f"[aiv-eval] {len(records)} pairs from {index_file} into {spec.run_dir}\n")
-    env = PInVerifyEnv(
-        records,
-        dataset,
-        max_steps=int(spec.sim["max_steps"]),
-        seed=int(spec.sim["seed"]),
-        seed_policy=str(spec.sim["seed_policy"]),
-        view_priority=str(spec.sim["view_priority"]),
-        privileged=bool(spec.sim["privileged_output"]),
-        descriptions=inputs.descriptions,
-    )
-    factory = AgentFactory.from_config(spec.agent_config())
-    crops = CropWriter(dataset, spec.run_dir) if spec.evaluator["save_crops"] else None
+    if language_model is None:
+        language_model = build_language_model(config)
+    detector = build_detector(config)
+    if detector is not None and in_flight > 1:
+        detector = LockedDetector(detector)
+
+    def new_worker(factory: AgentFactory | None) -> _Worker:
+        env = PInVerifyEnv(
+            records,
+            dataset,
+            max_steps=int(spec.sim["max_steps"]),
+            seed=int(spec.sim["seed"]),
+            seed_policy=str(spec.sim["seed_policy"]),
+            view_priority=str(spec.sim["view_priority"]),
+            privileged=bool(spec.sim["privileged_output"]),
+            descriptions=inputs.descriptions,
+        )
+        if factory is None:  # the pipeline's verifier counts its calls on itself: one per thread
+            factory = AgentFactory.from_config(config, detector=detector, language_model=language_model)
+        crops = CropWriter(dataset, spec.run_dir) if spec.evaluator["save_crops"] else None
+        return _Worker(EpisodeService(env, inputs.descriptions), factory, crops)
+
+    # The first worker is built here, so a configuration the agent or the environment refuses stops the run
+    # before anything is written; the first thread that asks takes it (the only one, one episode at a time).
+    spare = [new_worker(AgentFactory.from_config(config, detector=detector, language_model=language_model))]
+    workers = PerThread(lambda: spare.pop() if spare else new_worker(None))
     unsure_as_negative = bool(spec.evaluator["unsure_as_negative"])
     verifier_values = spec.verifier_values()
     max_descriptions = int(verifier_values["max_descriptions"])
     max_description_chars = int(verifier_values["max_description_chars"])
     slice_start = spec.slice()[0]
-    service = EpisodeService(env, inputs.descriptions)
 
     def refused(job: EpisodeJob, descriptions: tuple[str, ...], reason: str) -> EpisodeRecord:
         return failure_record(
@@ -113,6 +145,8 @@ def run_in_process(spec: EvalSpec, *, stream: TextIO = sys.stderr, code_version:
         )
 
     def run_episode(job: EpisodeJob) -> EpisodeRecord:
+        worker: _Worker = workers.get()
+        service, factory, crops = worker.service, worker.factory, worker.crops
         # The checks the ROS mode meets before an episode runs, in its order: the simulator's StartEpisode
         # (the query it may hand out, loading the episode's files, decoding the first view: the service is the
         # simulator node's own core), then the verifier's goal check (DECISION_FAILED, stop reason "rejected").
@@ -170,4 +204,14 @@ def run_in_process(spec: EvalSpec, *, stream: TextIO = sys.stderr, code_version:
         max_attempts=int(spec.evaluator["max_attempts"]),
         run_episode=run_episode,
         stream=stream,
+        episodes_in_flight=in_flight,
     )
+
+
+@dataclass(frozen=True)
+class _Worker:
+    """What one thread of the evaluation owns: its episodes never share these with another thread's."""
+
+    service: EpisodeService
+    factory: AgentFactory
+    crops: CropWriter | None

@@ -17,6 +17,7 @@ from typing import TextIO
 from aiv_dataset.index_records import PairRecord
 
 from . import EpisodeRecord, ProgressBar, ResultsStore, RunConfig, make_episode_key, write_metrics
+from .in_flight import run_in_flight
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ def evaluate_index(
     max_attempts: int,
     run_episode: EpisodeDriver,
     stream: TextIO = sys.stderr,
+    episodes_in_flight: int = 1,
 ) -> LoopOutcome:
     """Run every selected index entry without an "ok" record, up to ``max_attempts`` times each.
 
@@ -90,9 +92,15 @@ def evaluate_index(
     keeps its failure record and is retried by the next invocation. :class:`RunAborted` from the driver ends
     the loop early; metrics are written for whatever is recorded either way. A selection without a single pair
     raises :class:`EmptySelectionError` before anything is written.
+
+    ``episodes_in_flight`` > 1 runs that many keys at once on worker threads (the driver must be thread-safe:
+    :mod:`.in_flight`); records are still appended in index order, each key's attempts together, so the
+    results file is the same byte for byte as one key at a time.
     """
     if max_attempts < 1:
         raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+    if episodes_in_flight < 1:
+        raise ValueError(f"episodes_in_flight must be >= 1, got {episodes_in_flight}")
     selected = selected_range(len(records), slice_)
     outcome = LoopOutcome(run_dir=run_dir, selected=len(selected))
     started = time.perf_counter()
@@ -101,22 +109,39 @@ def evaluate_index(
         todo = [index for index in selected if not store.is_complete(keys[index])]
         outcome.resumed = len(selected) - len(todo)
         progress = ProgressBar(len(selected), initial=outcome.resumed, stream=stream)
+        earlier = {index: store.attempts(keys[index]) for index in todo}  # read here, never from a worker
+
+        def attempts_of(index: int, on_record: Callable[[EpisodeRecord], None]) -> EpisodeRecord:
+            """One key's attempts, numbered from what the store held before this key started."""
+            record = None
+            for attempt in range(max_attempts):
+                job = EpisodeJob(
+                    index, records[index], keys[index], earlier[index] + attempt + 1, store.run_id
+                )
+                record = run_episode(job)
+                on_record(record)
+                if record.is_ok:
+                    break
+            assert record is not None
+            return record
+
+        def finish(index: int, record: EpisodeRecord) -> None:
+            outcome.ran_now += 1
+            if not record.is_ok:
+                outcome.failed_keys.append(keys[index])
+            progress.update(correct=record.is_correct, infra_failure=not record.is_ok)
+
         try:
-            for index in todo:
-                record = None
-                for _ in range(max_attempts):
-                    job = EpisodeJob(
-                        index, records[index], keys[index], store.attempts(keys[index]) + 1, store.run_id
-                    )
-                    record = run_episode(job)
-                    store.append(record)
-                    if record.is_ok:
-                        break
-                assert record is not None
-                outcome.ran_now += 1
-                if not record.is_ok:
-                    outcome.failed_keys.append(keys[index])
-                progress.update(correct=record.is_correct, infra_failure=not record.is_ok)
+            if episodes_in_flight == 1:  # each record reaches the file as soon as it exists
+                for index in todo:
+                    finish(index, attempts_of(index, store.append))
+            else:
+                for index, attempts in run_in_flight(
+                    todo, lambda index: _collected(attempts_of, index), episodes_in_flight
+                ):
+                    for record in attempts:
+                        store.append(record)
+                    finish(index, attempts[-1])
         except RunAborted as error:
             outcome.aborted = str(error)
         finally:
@@ -124,3 +149,12 @@ def evaluate_index(
     outcome.loop_wall_s = time.perf_counter() - started
     write_metrics(run_dir, wall_time_s=outcome.loop_wall_s)
     return outcome
+
+
+def _collected(
+    attempts_of: Callable[[int, Callable[[EpisodeRecord], None]], EpisodeRecord], index: int
+) -> list[EpisodeRecord]:
+    """A key's attempts as a list, for the main thread to append in index order."""
+    done: list[EpisodeRecord] = []
+    attempts_of(index, done.append)
+    return done

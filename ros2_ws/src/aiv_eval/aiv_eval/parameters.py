@@ -17,6 +17,13 @@ EVALUATOR_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec(
         "max_attempts", 2, "attempts per episode in total while infrastructure failures repeat", minimum=1
     ),
+    ParameterSpec(
+        "episodes_in_flight",
+        1,
+        "episodes run at once in-process (thread pool; records stay in index order); over ROS only 1",
+        minimum=1,
+        maximum=64,
+    ),
     ParameterSpec("save_crops", True, "write the crop of every step as a thumbnail for the reports"),
     ParameterSpec("unsure_as_negative", True, "score an Unsure verdict as No (the benchmark's rule)"),
     ParameterSpec(

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from aiv_dataset.index_records import PairRecord
-from aiv_verifier.agent.session import AgentStep, VerificationSession
+from aiv_verifier.agent.protocol import AgentSession
+from aiv_verifier.agent.session import AgentStep
 from aiv_verifier.agent.trace import EpisodeSummary, EpisodeTrace
 from aiv_verifier.ros_messages import decision_from_code, model_calls_from_timings
 
@@ -30,7 +31,7 @@ def record_from_session(
     *,
     index: int,
     pair: PairRecord,
-    session: VerificationSession,
+    session: AgentSession,
     trace: EpisodeTrace[AgentStep],
     summary: EpisodeSummary,
     run_id: str,

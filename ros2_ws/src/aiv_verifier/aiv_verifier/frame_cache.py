@@ -181,6 +181,41 @@ class FrameCache:
                     raise FrameTimeout(self._missing(stamp_ns, timeout_s, need_ground_truth, need_detections))
                 self._condition.wait(remaining)
 
+    def wait_detections(
+        self, stamp_ns: int, timeout_s: float, *, need_ground_truth: bool = False
+    ) -> FrameEntry:
+        """The entry of ``stamp_ns`` once its detections are in, or of the first newer frame that has them.
+
+        A detector that works on the newest frame only (a slow model) skips frames; when it skipped this one,
+        the next frame it did detect is as good a view (the camera has not moved since this frame's pose),
+        so that frame is judged instead of failing. FrameTimeout when no such frame comes within ``timeout_s``.
+        """
+        deadline = time.monotonic() + timeout_s
+
+        def ready() -> FrameEntry | None:
+            candidates = [
+                entry
+                for stamp, entry in self._entries.items()
+                if stamp >= stamp_ns
+                and entry.image is not None
+                and entry.detections is not None
+                and (entry.ground_truth is not None or not need_ground_truth)
+            ]
+            return min(candidates, key=lambda entry: entry.stamp_ns) if candidates else None
+
+        with self._condition:
+            while True:
+                entry = ready()
+                if entry is not None:
+                    return entry
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise FrameTimeout(
+                        f"no detections for the frame stamped {stamp_ns} ns (or a newer one) within "
+                        f"{timeout_s:.1f} s (detections_timeout_s): is the detector running and fast enough?"
+                    )
+                self._condition.wait(remaining)
+
     def _missing(self, stamp_ns: int | None, timeout_s: float, need_gt: bool, need_det: bool) -> str:
         wanted = "any frame" if stamp_ns is None else f"the frame stamped {stamp_ns} ns"
         key = self._newest if stamp_ns is None else stamp_ns

@@ -14,6 +14,7 @@ DETECTOR_BACKENDS = ("none", "grounding_dino")
 LANGUAGE_MODEL_TRANSPORTS = ("none", "local", "openai")
 EMBEDDING_AGGREGATIONS = ("avg", "max", "merged")
 EMBEDDING_STOP_RULES = ("final_step", "margin")
+EMBEDDING_OVERLENGTH = ("zero", "truncate")
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,9 @@ class EmbeddingParams:
     ``stop_margin`` away from the threshold)."""
     stop_margin: float = 0.1
     """The ``clip_stop_margin`` of the margin stop rule."""
+    overlength: str = "zero"
+    """A description longer than the text model takes: zero (scores 0.0, the reference, whose call raises and
+    is caught) | truncate (cut to the model's length). Either way a warning is logged once."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,9 @@ class LanguageModelParams:
     """Most calls in flight at once (the calls of one view, and of episodes in flight)."""
     cache_dir: str = ""
     """Directory of the persistent cache of text-only calls (query understanding, NBV); "" = no cache."""
+    cache_image_calls: bool = False
+    """Also cache calls with images (keyed by a hash of the pixels: LLM-NBV and per-view calls of a rerun). Off by
+    default: a benchmark of model cost must not be answered from disk."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +104,10 @@ class MllmVerifierParams:
     attribute_prompt: str = ""
     """Prompt file for one attribute ("" = the package's own ``prompts/verify_attribute.txt``)."""
     description_prompt: str = ""
-    """Prompt file for a whole description, the direct and merged query modes ("" = the package's own)."""
+    """Prompt file for a whole description, the direct and merged query modes ("" = the package's own
+    ``prompts/verify_description.txt``)."""
+    view_prompt: str = ""
+    """Prompt file of ``one_call_per_view`` (every attribute in one call; "" = ``prompts/verify_view.txt``)."""
     one_call_per_view: bool = False
     """Not the reference: ask every attribute of a view in one call instead of one call per attribute."""
 

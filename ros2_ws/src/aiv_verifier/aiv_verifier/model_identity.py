@@ -25,6 +25,7 @@ PROMPT_PARAMETERS = (
     "query.merge_prompt",
     "verifier.mllm.attribute_prompt",
     "verifier.mllm.description_prompt",
+    "verifier.mllm.view_prompt",
     "trained.prompt_file",
 )
 

@@ -80,6 +80,15 @@ WIRING_PARAMETERS: tuple[ParameterSpec, ...] = (
         minimum=0.0,
         exclusive_minimum=True,
     ),
+    ParameterSpec(
+        "detections_timeout_s",
+        30.0,
+        "agent.bbox_mode detections: seconds to wait, once the frame is in, for the detections of that frame (or "
+        "of a newer one when the detector skipped it); a Grounding DINO detector node takes ~15-20 s per frame "
+        "for grounding-dino-tiny on a CPU and well under 1 s on a GPU",
+        minimum=0.0,
+        exclusive_minimum=True,
+    ),
     ParameterSpec("frame_cache_size", 16, "frames kept by stamp while a request waits for one", minimum=1),
     ParameterSpec(
         "max_stamp_ahead_s",

@@ -82,16 +82,24 @@ class FrameSource:
     timeout_s: float
     need_ground_truth: bool = False
     need_detections: bool = False
+    detections_timeout_s: float | None = None
+    """When set, detections get a wait of their own after the image: a model detector takes seconds per
+    frame on a CPU, far longer than a camera frame takes to arrive (see ``FrameCache.wait_detections``)."""
 
     def wait(self, stamp_ns: int | None) -> FrameEntry:
         """The complete entry for ``stamp_ns`` (None: the newest); :class:`FrameUnavailable` if none comes."""
+        separate = self.need_detections and self.detections_timeout_s is not None
         try:
             entry = self.cache.wait(
                 stamp_ns,
                 self.timeout_s,
                 need_ground_truth=self.need_ground_truth,
-                need_detections=self.need_detections,
+                need_detections=self.need_detections and not separate,
             )
+            if separate and self.detections_timeout_s is not None and not entry.image_error:
+                entry = self.cache.wait_detections(
+                    entry.stamp_ns, self.detections_timeout_s, need_ground_truth=self.need_ground_truth
+                )
         except FrameTimeout as error:
             raise FrameUnavailable(str(error)) from error
         return entry

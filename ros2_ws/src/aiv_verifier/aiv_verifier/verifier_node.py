@@ -114,6 +114,7 @@ class VerifierNode(Node):
         self.move_timeout_s = float(values["move_timeout_s"])
         self.move_server_wait_s = float(values["move_server_wait_s"])
         self.frame_timeout_s = float(values["frame_timeout_s"])
+        self.detections_timeout_s = float(values["detections_timeout_s"])
         self.publish_debug = bool(values["publish_debug_image"])
         cache_size = int(values["frame_cache_size"])
         self.max_stamp_ahead_s = float(values["max_stamp_ahead_s"])
@@ -296,7 +297,13 @@ class VerifierNode(Node):
         published.episode_key = episode_key
         self.request_pub.publish(published)
         port = RosEpisodePort(
-            FrameSource(self.frames, self.frame_timeout_s, self.need_ground_truth, self.need_detections),
+            FrameSource(
+                self.frames,
+                self.frame_timeout_s,
+                self.need_ground_truth,
+                self.need_detections,
+                detections_timeout_s=self.detections_timeout_s,
+            ),
             MoveChannel(
                 self, self.move_client, self.move_action, self.move_server_wait_s, self.move_timeout_s
             ),
@@ -394,9 +401,12 @@ class VerifierNode(Node):
             ),
             hardware_id="verifier",
         )
+        # A model detector (bbox_mode detector) tells its device, weights and per-stage latency.
+        describe = getattr(self.factory.detector, "describe", None)
+        detector: dict[str, str] = describe() if callable(describe) else {}
         status.values = [
             KeyValue(key="verifier_backend", value=self.factory.verifier_backend),
-            KeyValue(key="device", value="cpu"),
+            KeyValue(key="device", value=detector.get("device", "cpu")),
             KeyValue(key="settings", value=str(self.factory.settings.to_dict())),
             KeyValue(key="last_error", value=str(stats["last_error"])),
             KeyValue(key="stamps_ahead", value=str(stats["stamps_ahead"])),
@@ -404,6 +414,14 @@ class VerifierNode(Node):
             KeyValue(key=f"latency_ms.{stage}", value=f"{seconds * 1000.0:.2f}")
             for stage, seconds in sorted(stages.items())
         ]
+        status.values += [KeyValue(key=f"detector.{key}", value=value) for key, value in detector.items()]
+        # The language model (MLLM verifier, LLM query / NBV): calls, failed calls (answered "" ⇒ Missing), retries.
+        chat_stats = getattr(self.factory.language_model, "stats", None)
+        if callable(chat_stats):
+            status.values += [
+                KeyValue(key=f"language_model.{key}", value=str(value))
+                for key, value in chat_stats().as_record().items()
+            ]
         array = DiagnosticArray(status=[status])
         array.header.stamp = self._now()
         self.diagnostics_pub.publish(array)

@@ -104,7 +104,10 @@ def build_detector(config: Mapping[str, Any]) -> Detector | None:
 
 
 def build_model_agent(
-    settings: AgentSettings, config: Mapping[str, Any], language_model: LanguageModel | None
+    settings: AgentSettings,
+    config: Mapping[str, Any],
+    language_model: LanguageModel | None,
+    detector: Detector | None = None,
 ) -> ModelAgent | None:
     """The agent of ``agent.kind`` when it is not the pipeline (None for the pipeline)."""
     try:
@@ -112,14 +115,14 @@ def build_model_agent(
             from .embedding import EmbeddingAgent
 
             params: EmbeddingParams = _params(EmbeddingParams, config, "embedding")
-            return EmbeddingAgent.from_params(settings.kind, params, settings)
+            return EmbeddingAgent.from_params(settings.kind, params, settings, detector)
         if settings.kind == "trained":
             from .trained import TrainedAgent
 
             if language_model is None:
                 raise ConfigError("agent.kind 'trained' needs language_model.transport local or openai")
             trained: TrainedAgentParams = _params(TrainedAgentParams, config, "trained")
-            return TrainedAgent.from_params(trained, language_model, settings)
+            return TrainedAgent.from_params(trained, language_model, settings, detector)
     except (ModelDirError, ValueError) as error:
         raise ConfigError(str(error)) from error
     return None
@@ -135,9 +138,9 @@ def build_verifier(
 
         if language_model is None:
             raise ConfigError("verifier.backend 'mllm' needs language_model.transport local or openai")
-        params: MllmVerifierParams = _params(MllmVerifierParams, section, "mllm")
+        mllm_params: MllmVerifierParams = _params(MllmVerifierParams, section, "mllm")
         try:
-            return MllmVerifier.from_params(params, language_model)
+            return MllmVerifier.from_params(mllm_params, language_model)
         except (OSError, ValueError) as error:
             raise ConfigError(f"verifier.mllm: {error}") from error
     if backend == "classical":
@@ -249,7 +252,7 @@ class AgentFactory:
             detector=detector,
             language_model=language_model,
             verifier_backend=str(verifier_section.get("backend", "classical")),
-            model_agent=build_model_agent(settings, config, language_model),
+            model_agent=build_model_agent(settings, config, language_model, detector),
         )
 
     @property

@@ -11,7 +11,7 @@ identical: a port adds no logic of its own beyond turning messages or environmen
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,6 +29,14 @@ from ..detection.base import BoxMode, Detector, crop_view
 from ..query.types import QueryMode, QuerySpec
 from ..verification.base import AttributeAnswer, PerViewVerifier, PrivilegedViewInfo, ViewInput, check_answers
 from .settings import AgentSettings
+
+LANGUAGE_MODEL_FAILED = "language_model_failed"
+"""``model_calls`` key: language-model calls of the episode that failed (answered "", then Missing / fallback)."""
+
+
+def _failed_calls(debug: Mapping[str, object]) -> int:
+    value = debug.get(LANGUAGE_MODEL_FAILED, 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 @dataclass(frozen=True)
@@ -250,6 +258,8 @@ class VerificationSession:
         self.clock.add("verify", stage)
         self._count("verifier", verifier.model_calls - before)
         check_answers(self.attributes, answers, verifier.name)
+        # Failed language-model calls (answered "" ⇒ Missing, spec §5.1) are counted per episode, not hidden.
+        self._count(LANGUAGE_MODEL_FAILED, sum(_failed_calls(answer.debug) for answer in answers))
         return tuple(answers)
 
     def _choose_move(self, frame: ViewFrame, failed_direction: str | None) -> NbvChoice:
@@ -274,6 +284,8 @@ class VerificationSession:
         self.clock.add("nbv", stage)
         if self.components.nbv.name == "llm":
             self._count("llm_nbv", 1)
+            if choice.debug.get("error"):
+                self._count(LANGUAGE_MODEL_FAILED, 1)
         return choice
 
     def _rows(

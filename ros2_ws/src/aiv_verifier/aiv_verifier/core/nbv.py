@@ -234,7 +234,13 @@ class LlmNbv:
         images = [request.scene_image] if request.scene_image is not None else []
         error: str | None = None
         try:
-            response = self.model.generate(prompt, images)
+            # A chat model that reports failures (aiv_models.chat.ChatModel) says why an answer is empty.
+            checked = getattr(self.model, "generate_checked", None)
+            if callable(checked):
+                response, failure = checked(prompt, images)
+                error = failure or None
+            else:
+                response = self.model.generate(prompt, images)
         except Exception as exc:  # a failed model call must not end the episode; treat it as an empty answer
             response, error = "", f"{type(exc).__name__}: {exc}"
         if not isinstance(response, str):

@@ -119,7 +119,14 @@ class ModelExchange:
 def ask(model: LanguageModel, stage: str, prompt: str) -> ModelExchange:
     """Text-only call that never raises: an exception or a non-string answer counts as ""."""
     try:
-        response = model.generate(prompt, ())
+        # A chat model that reports failures (aiv_models.chat.ChatModel) says why an answer is empty.
+        checked = getattr(model, "generate_checked", None)
+        if callable(checked):
+            response, failure = checked(prompt, ())
+            if failure:
+                return ModelExchange(stage, prompt, "", str(failure))
+        else:
+            response = model.generate(prompt, ())
     except Exception as error:  # a failed model call must not end the episode
         return ModelExchange(stage, prompt, "", f"{type(error).__name__}: {error}")
     if not isinstance(response, str):

@@ -1,0 +1,382 @@
+"""The ``detector`` node: Grounding DINO boxes for camera frames, for a verifier in ``agent.bbox_mode: detections``.
+
+Why a node and not only the in-verifier detector (``agent.bbox_mode: detector``): on a robot the model may run on
+another machine (the one with the GPU), and other consumers (a grasp planner, a person watching the debug
+image) want the same boxes. The verifier waits for the detections of the frame it judges (its
+``detections_timeout_s``), matching them by header stamp.
+
+Frames: a model takes far longer than a camera period (grounding-dino-tiny: ~15-20 s per frame on a CPU, well
+under 1 s on a GPU), so the node works on the newest frame only. A worker thread runs the model; the camera
+callback only files the message in a one-frame mailbox, and a frame that is replaced there before the worker
+took it is dropped and counted in ``/diagnostics`` (with the device, the model and per-stage latency).
+
+Query: the ``query`` parameter (default ``object``) until a ``std_msgs/String`` arrives on ``query_topic``
+(latched: a late joiner still gets the current one); the newest one wins. A new query re-runs the last frame when
+no newer frame is waiting, so a simulator that publishes one frame per pose gets boxes for the new query.
+
+Output, each stamped with the frame's header: ``aiv_interfaces/Detection2DArray`` (best score first, label = the
+phrase of the query the box was grounded to), ``vision_msgs/Detection2DArray`` too when vision_msgs is installed,
+and a debug image with the boxes drawn (only while someone subscribes). Bad configuration (a missing or
+incomplete model directory, an unknown parameter) ends start-up with one line and exit code 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import rclpy
+from aiv_common.image_conversion import ImageConversionError, imgmsg_to_rgb, numpy_to_imgmsg
+from aiv_common.parameter_spec import ParameterError, ParameterSpec
+from aiv_common.parameters import declare_parameter_table, start_node
+from aiv_common.qos import LATCHED_FRAME, qos_parameter_specs, qos_settings_from
+from aiv_interfaces.msg import Detection2D, Detection2DArray
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from PIL import Image as PilImage
+from PIL import ImageDraw
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import CompressedImage, Image
+from std_msgs.msg import String
+
+from .agent.factory import ConfigError, build_detector
+from .compressed_image import compressed_to_rgb
+from .config_schema import config_parameter_specs, nested_config
+from .detection.grounding_dino import STAGES, GroundingDinoDetector, PhraseDetection
+from .parameters import FRAME_QOS, IMAGE_TRANSPORTS
+
+try:  # optional: the interfaces most ROS perception stacks consume; not installed on every machine
+    _vision: Any = importlib.import_module("vision_msgs.msg")
+except ImportError:
+    _vision = None
+
+#: QoS of the query topic: reliable and latched, so the current query reaches a detector that starts later.
+QUERY_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+
+NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
+    ParameterSpec("image_topic", "camera/image_raw", "camera images (any 8-bit colour or mono encoding)"),
+    ParameterSpec(
+        "image_transport",
+        "raw",
+        "raw: image_topic carries sensor_msgs/Image; compressed: sensor_msgs/CompressedImage (jpeg/png)",
+        choices=IMAGE_TRANSPORTS,
+    ),
+    ParameterSpec("query", "object", "text to detect until a query arrives on query_topic"),
+    ParameterSpec(
+        "query_topic",
+        "detector/query",
+        "std_msgs/String (latched) that replaces the query; '' = parameter only",
+    ),
+    ParameterSpec("detections_topic", "detections", "aiv_interfaces/Detection2DArray per detected frame"),
+    ParameterSpec(
+        "vision_detections_topic",
+        "detector/vision_detections",
+        "vision_msgs/Detection2DArray per detected frame, when vision_msgs is installed; '' = off",
+    ),
+    ParameterSpec("debug_image_topic", "detector/debug_image", "the frame with its boxes drawn"),
+    ParameterSpec("publish_debug_image", True, "draw the debug image (only while someone subscribes)"),
+)
+
+
+def detector_node_parameters() -> tuple[ParameterSpec, ...]:
+    """The node's whole table: the verifier's ``detector.*`` knobs (backend fixed to grounding_dino), the
+    wiring above and the camera QoS (the verifier's defaults, so both match the same camera)."""
+    model = tuple(
+        spec
+        for spec in config_parameter_specs()
+        if spec.name.startswith("detector.") and spec.name != "detector.backend"
+    )
+    backend = ParameterSpec(
+        "detector.backend", "grounding_dino", "the detector model family", choices=("grounding_dino",)
+    )
+    return (backend, *model, *NODE_PARAMETERS, *qos_parameter_specs(FRAME_QOS, LATCHED_FRAME))
+
+
+class NewestOnly:
+    """A one-item mailbox between the camera callback and the model thread: a newer item replaces a waiting
+    one (which is then dropped and counted), so the model always works on the newest frame."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._item: Any = None
+        self._closed = False
+        self.dropped = 0
+
+    def put(self, item: Any) -> None:
+        with self._condition:
+            if self._item is not None:
+                self.dropped += 1
+            self._item = item
+            self._condition.notify_all()
+
+    def put_if_empty(self, item: Any) -> None:
+        with self._condition:
+            if self._item is None:
+                self._item = item
+                self._condition.notify_all()
+
+    def take(self) -> Any:
+        """The waiting item, blocking until there is one; None once closed."""
+        with self._condition:
+            while self._item is None and not self._closed:
+                self._condition.wait()
+            if self._closed:
+                return None
+            item, self._item = self._item, None
+            return item
+
+    def close(self) -> None:
+        with self._condition:
+            self._closed = True
+            self._condition.notify_all()
+
+
+@dataclass
+class DetectorStats:
+    received: int = 0
+    detected: int = 0
+    bad_messages: int = 0
+    failures: int = 0
+    last_error: str = ""
+    last_count: int = 0
+    stage_seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
+    last_stage_seconds: dict[str, float] = field(default_factory=dict)
+
+
+def detections_message(header: Any, found: list[PhraseDetection], query: str) -> Detection2DArray:
+    """The project's Detection2DArray for one frame (its header), best score first."""
+    message = Detection2DArray(header=header)
+    message.detections = [
+        Detection2D(
+            x_min=float(item.detection.box_xyxy[0]),
+            y_min=float(item.detection.box_xyxy[1]),
+            x_max=float(item.detection.box_xyxy[2]),
+            y_max=float(item.detection.box_xyxy[3]),
+            score=float(item.detection.score),
+            label=item.phrase or query,
+        )
+        for item in found
+    ]
+    return message
+
+
+def vision_detections_message(header: Any, found: list[PhraseDetection], query: str) -> Any:
+    """The same boxes as vision_msgs/Detection2DArray (center + size, one hypothesis each)."""
+    assert _vision is not None
+    message = _vision.Detection2DArray(header=header)
+    for item in found:
+        x1, y1, x2, y2 = item.detection.box_xyxy
+        detection = _vision.Detection2D(header=header)
+        detection.bbox.center.position.x = (x1 + x2) / 2.0
+        detection.bbox.center.position.y = (y1 + y2) / 2.0
+        detection.bbox.size_x = float(x2 - x1)
+        detection.bbox.size_y = float(y2 - y1)
+        hypothesis = _vision.ObjectHypothesisWithPose()
+        hypothesis.hypothesis.class_id = item.phrase or query
+        hypothesis.hypothesis.score = float(item.detection.score)
+        detection.results = [hypothesis]
+        message.detections.append(detection)
+    return message
+
+
+def draw_detections(image: np.ndarray, found: list[PhraseDetection], query: str) -> np.ndarray:
+    """The frame with every box (best in yellow, others in cyan) and its phrase and score."""
+    picture = PilImage.fromarray(image).convert("RGB")
+    draw = ImageDraw.Draw(picture)
+    draw.text((6, 4), f"query: {query}  boxes: {len(found)}", fill=(255, 255, 255))
+    for rank, item in enumerate(found):
+        colour = (255, 220, 0) if rank == 0 else (0, 200, 255)
+        box = tuple(float(v) for v in item.detection.box_xyxy)
+        draw.rectangle(box, outline=colour, width=3 if rank == 0 else 1)
+        draw.text((box[0] + 3, box[1] + 3), f"{item.phrase or query} {item.detection.score:.2f}", fill=colour)
+    return np.asarray(picture)
+
+
+class DetectorNode(Node):
+    """See the module docstring. ``detector`` replaces the one the parameters describe (tests inject one)."""
+
+    def __init__(self, detector: GroundingDinoDetector | None = None, **kwargs: Any) -> None:
+        super().__init__("detector", **kwargs)
+        values = declare_parameter_table(self, detector_node_parameters())
+        frame_qos = qos_settings_from(values, FRAME_QOS).to_profile(where=FRAME_QOS)
+        if detector is None:
+            config = nested_config({k: v for k, v in values.items() if k.startswith("detector.")})
+            try:
+                built = build_detector(config)
+            except ConfigError as error:
+                raise ParameterError(str(error)) from error
+            assert isinstance(built, GroundingDinoDetector)
+            detector = built
+        self.detector = detector
+        self.query = str(values["query"])
+        self.publish_debug = bool(values["publish_debug_image"])
+        self.stats = DetectorStats()
+        self._lock = threading.Lock()
+        self._last_frame: Any = None
+        self.mailbox = NewestOnly()
+
+        self.detections_pub = self.create_publisher(Detection2DArray, str(values["detections_topic"]), 10)
+        self.vision_pub = None
+        vision_topic = str(values["vision_detections_topic"])
+        if vision_topic and _vision is not None:
+            self.vision_pub = self.create_publisher(_vision.Detection2DArray, vision_topic, 10)
+        elif vision_topic:
+            self.get_logger().info("vision_msgs is not installed: publishing aiv_interfaces detections only")
+        self.debug_pub = self.create_publisher(Image, str(values["debug_image_topic"]), 1)
+        self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        if values["image_transport"] == "compressed":
+            self.create_subscription(CompressedImage, str(values["image_topic"]), self.on_frame, frame_qos)
+        else:
+            self.create_subscription(Image, str(values["image_topic"]), self.on_frame, frame_qos)
+        if values["query_topic"]:
+            self.create_subscription(String, str(values["query_topic"]), self.on_query, QUERY_QOS)
+        self.create_timer(1.0, self.publish_diagnostics)
+        self._worker = threading.Thread(target=self._work, name="detector-model", daemon=True)
+        self._worker.start()
+        described = ", ".join(f"{k}={v}" for k, v in detector.describe().items())
+        self.get_logger().info(f"detector ready: {described}, query={self.query!r}")
+
+    # -- topics ---------------------------------------------------------------------------------------------
+
+    def on_frame(self, message: Image | CompressedImage) -> None:
+        with self._lock:
+            self.stats.received += 1
+        self.mailbox.put(message)
+
+    def on_query(self, message: String) -> None:
+        text = message.data.strip()
+        with self._lock:
+            changed, self.query = text != self.query, text
+            last = self._last_frame
+        if changed and last is not None:
+            self.mailbox.put_if_empty(last)  # boxes for the new query even if the camera sends no new frame
+        self.get_logger().info(f"query: {text!r}")
+
+    # -- the model thread -----------------------------------------------------------------------------------
+
+    def _work(self) -> None:
+        while (message := self.mailbox.take()) is not None:
+            with self._lock:
+                self._last_frame, query = message, self.query
+            self._detect(message, query)
+
+    def _detect(self, message: Image | CompressedImage, query: str) -> None:
+        decode: Callable[[Any], np.ndarray] = (
+            (lambda m: compressed_to_rgb(m.format, m.data))
+            if isinstance(message, CompressedImage)
+            else imgmsg_to_rgb
+        )
+        try:
+            image = decode(message)
+        except (ImageConversionError, ValueError) as error:
+            self._note_error(
+                "bad_messages",
+                f"frame at {message.header.stamp.sec}.{message.header.stamp.nanosec:09d}: {error}",
+            )
+            return
+        try:
+            found = self.detector.detect_phrases(image, query)
+        except Exception as error:  # a model failure (e.g. out of GPU memory) must not end the node: counted
+            self._note_error("failures", f"detection failed: {type(error).__name__}: {error}")
+            return
+        self._record(found)
+        self.detections_pub.publish(detections_message(message.header, found, query))
+        if self.vision_pub is not None:
+            self.vision_pub.publish(vision_detections_message(message.header, found, query))
+        if self.publish_debug and self.debug_pub.get_subscription_count() > 0:
+            self.debug_pub.publish(
+                numpy_to_imgmsg(draw_detections(image, found, query), "rgb8", message.header)
+            )
+
+    def _record(self, found: list[PhraseDetection]) -> None:
+        latency = self.detector.last_latency
+        with self._lock:
+            self.stats.detected += 1
+            self.stats.last_count = len(found)
+            if latency is not None:
+                self.stats.last_stage_seconds = latency.as_dict()
+                for stage, seconds in self.stats.last_stage_seconds.items():
+                    self.stats.stage_seconds[stage] += seconds
+
+    def _note_error(self, counter: str, text: str) -> None:
+        with self._lock:
+            setattr(self.stats, counter, getattr(self.stats, counter) + 1)
+            self.stats.last_error = text
+        self.get_logger().warning(text)
+
+    def close(self) -> None:
+        """Stop the model thread (a forward in progress finishes first)."""
+        self.mailbox.close()
+        self._worker.join(timeout=60.0)
+
+    # -- diagnostics ----------------------------------------------------------------------------------------
+
+    def publish_diagnostics(self) -> None:
+        with self._lock:
+            stats = DetectorStats(**{**vars(self.stats), "stage_seconds": dict(self.stats.stage_seconds)})
+            query = self.query
+        dropped = self.mailbox.dropped
+        troubles = stats.bad_messages or stats.failures or dropped
+        status = DiagnosticStatus(
+            level=DiagnosticStatus.WARN if troubles else DiagnosticStatus.OK,
+            name="detector: grounding_dino",
+            message=(
+                f"{stats.detected} frames detected, {dropped} dropped (model slower than the camera), "
+                f"{stats.bad_messages} bad messages, {stats.failures} failures"
+            ),
+            hardware_id=str(self.detector.device),
+        )
+        values = {
+            **self.detector.describe(),
+            "query": query,
+            "frames_received": str(stats.received),
+            "frames_detected": str(stats.detected),
+            "frames_dropped": str(dropped),
+            "bad_messages": str(stats.bad_messages),
+            "failures": str(stats.failures),
+            "last_box_count": str(stats.last_count),
+            "last_error": stats.last_error,
+        }
+        for stage in STAGES:
+            mean = stats.stage_seconds[stage] / max(1, stats.detected)
+            values[f"latency_ms.{stage}"] = f"{mean * 1000.0:.2f}"
+            values[f"last_latency_ms.{stage}"] = f"{stats.last_stage_seconds.get(stage, 0.0) * 1000.0:.2f}"
+        status.values = [KeyValue(key=key, value=value) for key, value in values.items()]
+        array = DiagnosticArray(status=[status])
+        array.header.stamp = self.get_clock().now().to_msg()
+        self.diagnostics_pub.publish(array)
+
+
+def main(args: list[str] | None = None) -> int:
+    node = start_node("detector_node", DetectorNode, args)
+    if node is None:
+        return 2
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.close()
+        executor.shutdown(timeout_sec=5.0)
+        node.destroy_node()
+        with contextlib.suppress(Exception):
+            rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

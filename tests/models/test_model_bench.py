@@ -1,0 +1,75 @@
+"""``aiv-eval bench-models`` runs quickly on tiny models and prints per-stage latency and batching ratios.
+
+Only the output's structure is checked: timings on a shared CI machine say nothing, and tests never assert them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from aiv_eval.cli import main as aiv_eval
+from support.offline_models import limit_torch_threads, no_network  # noqa: F401 - fixture
+from support.tiny_embedding import clip_dir_fixture  # noqa: F401 - fixture clip_dir
+
+pytestmark = pytest.mark.usefixtures("no_network")
+
+STAGES = ("text_tokenize", "text_forward", "image_preprocess", "image_forward", "score")
+RATIO = re.compile(r"^  batched vs per-item: (.+): ([\d.]+) ms vs ([\d.]+) ms, speed-up ([\d.]+)x$")
+
+
+def _sections(output: str) -> dict[str, list[str]]:
+    sections: dict[str, list[str]] = {}
+    current = ""
+    for line in output.splitlines():
+        if line.startswith("["):
+            current = line[1 : line.index("]")]
+            sections[current] = [line]
+        elif current:
+            sections[current].append(line)
+    return sections
+
+
+def _check_embedding_section(lines: list[str]) -> None:
+    assert "on cpu in float32" in lines[0]
+    stages = [line.split()[1] for line in lines if line.startswith("  stage ")]
+    assert stages == list(STAGES)
+    ratios = [RATIO.match(line) for line in lines if "batched vs per-item" in line]
+    assert len(ratios) == 2 and all(ratios)
+    for match in ratios:
+        assert match is not None
+        batched, per_item, ratio = (float(match.group(i)) for i in (2, 3, 4))
+        assert batched > 0 and per_item > 0 and ratio == pytest.approx(per_item / batched, rel=0.02, abs=0.01)
+
+
+def test_default_tiny_models_print_stages_and_ratios(capsys: pytest.CaptureFixture[str]) -> None:
+    limit_torch_threads()
+    assert aiv_eval(["bench-models", "--repeats", "1", "--device", "cpu", "--no-detector"]) == 0
+    output = capsys.readouterr().out
+    assert output.startswith("aiv-eval bench-models: tiny random models built in ")
+    sections = _sections(output)
+    assert list(sections) == ["clip", "siglip2", "detector"]
+    _check_embedding_section(sections["clip"])
+    _check_embedding_section(sections["siglip2"])
+    assert sections["detector"] == ["[detector] skipped: --no-detector"]
+
+
+def test_model_directories_from_the_command_line(clip_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    limit_torch_threads()
+    code = aiv_eval(
+        ["bench-models", "--clip", str(clip_dir), "--repeats", "2", "--device", "cpu", "--text", "a red mug"]
+    )
+    assert code == 0
+    output = capsys.readouterr().out
+    assert "model directories from the command line; 1 texts" in output
+    sections = _sections(output)
+    assert str(clip_dir) in sections["clip"][0]
+    _check_embedding_section(sections["clip"])
+    assert sections["detector"][0].startswith("[detector] skipped:")
+
+
+def test_a_bad_directory_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert aiv_eval(["bench-models", "--clip", str(tmp_path / "none"), "--repeats", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--clip" in err[0] and "does not exist" in err[0]
