@@ -5,7 +5,8 @@ Random weights give random boxes, so the node under test gets a detector whose f
 through a forward hook, by known boxes and scores that change from frame to frame (one box, two boxes, none):
 the processor, transformers' post-processing, the node, DDS, the verifier's stamp matching and its crop rule
 all run for real, and every step of every episode must show exactly the box and confidence that the detector
-published for the frame that step judged.
+published for the frame that step judged, computed for that request's predicted category (the verifier
+publishes it as the detector's query; boxes for the previous request's query never reach a crop).
 """
 
 from __future__ import annotations
@@ -19,17 +20,20 @@ from typing import Any
 
 import numpy as np
 import pytest
+from aiv_common.action_waits import send_goal_confirmed
 from aiv_common.image_conversion import numpy_to_imgmsg
 from aiv_common.stamps import stamp_to_nanoseconds
 from aiv_eval.episode_client import EpisodeRequest, RosEpisodeClient
+from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import Detection2DArray, Verdict
 from aiv_verifier.core.crop import NO_BOX_CONFIDENCE, padded_box
-from aiv_verifier.detection.grounding_dino import GroundingDinoDetector
+from aiv_verifier.detection.grounding_dino import GroundingDinoDetector, grounding_query
 from aiv_verifier.detector_node import DetectorNode
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
+from std_msgs.msg import String
 from support.offline_models import limit_torch_threads, shared_model_dir
 from support.ros_harness import wait_until
 
@@ -113,7 +117,9 @@ class Recorder:
     """Everything the test listens to, filed by header stamp."""
 
     def __init__(self, executor: Any) -> None:
-        self.detections: dict[int, Detection2DArray] = {}
+        self.detections: dict[int, Detection2DArray] = {}  # the newest message per stamp
+        self.by_query: dict[tuple[int, str], Detection2DArray] = {}  # per (stamp, query it was computed for)
+        self.queries: list[str] = []  # what the verifier asked the detector for, in order
         self.sizes: dict[int, tuple[int, int]] = {}
         self.diagnostics: list[DiagnosticArray] = []
         self.lock = threading.Lock()
@@ -121,11 +127,18 @@ class Recorder:
         self.node.create_subscription(Detection2DArray, "detections", self._on_detections, 50)
         self.node.create_subscription(Image, "camera/image_raw", self._on_image, LATCHED)
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
+        self.node.create_subscription(String, "detector/query", self._on_query, LATCHED)
         self.image_pub = self.node.create_publisher(Image, "camera/image_raw", FRAMES)
 
     def _on_detections(self, message: Detection2DArray) -> None:
         with self.lock:
-            self.detections[stamp_to_nanoseconds(message.header.stamp)] = message
+            stamp = stamp_to_nanoseconds(message.header.stamp)
+            self.detections[stamp] = message
+            self.by_query[(stamp, message.query)] = message
+
+    def _on_query(self, message: String) -> None:
+        with self.lock:
+            self.queries.append(message.data)
 
     def _on_image(self, message: Image) -> None:
         with self.lock:
@@ -211,33 +224,121 @@ def test_detector_node_boxes_reach_the_verifiers_crops_through_whole_episodes(
     client.wait_for_servers(timeout_s=30.0)
 
     cases: set[str] = set()
+    categories = []
     for index in range(3):
-        run = client.run(EpisodeRequest(index=index))
-        verdict = run.verdict
+        verdict = client.run(EpisodeRequest(index=index)).verdict
         assert verdict.decision in (Verdict.DECISION_YES, Verdict.DECISION_NO), verdict.failure_reason
-        stamps = [stamp_to_nanoseconds(report.image_stamp) for report in verdict.transcript]
-        wait_until(
-            lambda stamps=stamps: all(s in recorder.detections and s in recorder.sizes for s in stamps),
-            "the detections and frames of every step",
-        )
-        for report, stamp in zip(verdict.transcript, stamps, strict=True):
-            published = recorder.detections[stamp]
-            box, confidence = _expected_crop(published, recorder.sizes[stamp])
-            assert report.detection_confidence == pytest.approx(confidence, abs=1e-6), (index, report.step)
-            assert report.has_crop_box == (box is not None)
-            if box is not None:
-                crop = report.crop_box
-                assert (crop.x_min, crop.y_min, crop.x_max, crop.y_max) == tuple(float(v) for v in box)
-            cases.add(f"{len(published.detections)} boxes")
+        categories.append(verdict.category)
+        cases |= _assert_crops_use_the_requests_query(recorder, verdict)
+    assert categories == ["backpack", "mug", "mug"]  # the micro preset's first three queries
     assert cases == {"1 boxes", "2 boxes", "0 boxes"}, cases  # every forced output reached a crop
-    assert all(item.label == "mug" for message in recorder.detections.values() for item in message.detections)
+    assert recorder.queries[-1] == "mug." and "backpack." in recorder.queries
     wait_until(
         lambda: (recorder.detector_status() or {}).get("frames_detected") == str(forced.calls), "diagnostics"
     )
     status = recorder.detector_status()
     assert status is not None and status["device"] == "cpu" and status["model_type"] == "grounding-dino"
-    assert float(status["latency_ms.forward"]) > 0.0 and status["query"] == "mug"
+    assert float(status["latency_ms.forward"]) > 0.0 and status["query"] == "mug."
     assert node.mailbox.dropped == int(status["frames_dropped"])
+    verifier.assert_running()
+
+
+def _assert_crops_use_the_requests_query(recorder: Recorder, verdict: Verdict) -> set[str]:
+    """Every step of ``verdict`` cropped exactly the boxes the detector published for its frame and for the
+    request's category (the query the verifier published); returns the box counts seen."""
+    query = grounding_query(verdict.category)
+    keys = [(stamp_to_nanoseconds(report.image_stamp), query) for report in verdict.transcript]
+    wait_until(
+        lambda: all(key in recorder.by_query and key[0] in recorder.sizes for key in keys),
+        f"the frames of every step and their detections for {query!r}",
+    )
+    cases: set[str] = set()
+    for report, key in zip(verdict.transcript, keys, strict=True):
+        published = recorder.by_query[key]
+        # The phrase grounded to (the tiny vocabulary has no "backpack": then the query text itself).
+        assert all(item.label.rstrip(".") == verdict.category for item in published.detections), key
+        box, confidence = _expected_crop(published, recorder.sizes[key[0]])
+        assert report.detection_confidence == pytest.approx(confidence, abs=1e-6), (query, report.step)
+        assert report.has_crop_box == (box is not None), (query, report.step)
+        if box is not None:
+            crop = report.crop_box
+            assert (crop.x_min, crop.y_min, crop.x_max, crop.y_max) == tuple(float(v) for v in box)
+        cases.add(f"{len(published.detections)} boxes")
+    return cases
+
+
+def test_boxes_for_the_previous_requests_query_never_reach_the_next_requests_crops(
+    ros_executor: Any, node_process: Any, micro_root: Path, detector_node: Any, tiny_dir: str
+) -> None:
+    """Two requests with different categories; the second's first frame is the race: the detector is still
+    running it with the first request's query when the verifier publishes the second's, so it publishes boxes
+    for the old query after the new query was published, then re-runs that frame for the new one."""
+    gate = threading.Event()
+    gate.set()
+    recorder = Recorder(ros_executor)
+    forced = ForcedDetector(tiny_dir, gate=gate)
+    node = detector_node(forced, {})  # query parameter left at "object": only the verifier sets it
+    node_process(
+        [str(SIM_EXECUTABLE), "--ros-args", *_args({"dataset_root": micro_root, "index_file": INDEX})],
+        name="sim",
+    )
+    verifier = node_process(
+        [
+            str(VERIFIER_EXECUTABLE),
+            "--ros-args",
+            "--params-file",
+            str(VERIFIER_PARAMS),
+            *_args({"agent.bbox_mode": "detections", "detections_timeout_s": 60.0}),
+        ],
+        name="verifier",
+    )
+    client = ros_executor.spin_new("episode_client", RosEpisodeClient)
+    client.wait_for_servers(timeout_s=30.0)
+
+    first = client.run(EpisodeRequest(index=0)).verdict  # a backpack
+    assert first.decision in (Verdict.DECISION_YES, Verdict.DECISION_NO), first.failure_reason
+    assert first.category == "backpack" and node.query == "backpack."
+    _assert_crops_use_the_requests_query(recorder, first)
+
+    # Request 2 (a mug): its start frame reaches the detector, which starts on it with "backpack." and is held.
+    gate.clear()
+    forced.entered.clear()
+    start = client.start(EpisodeRequest(index=1))
+    start_ns = stamp_to_nanoseconds(start.frame_stamp)
+
+    def running_start_frame() -> bool:
+        last = node._last_frame
+        return (
+            forced.entered.is_set()
+            and last is not None
+            and stamp_to_nanoseconds(last.header.stamp) == start_ns
+        )
+
+    wait_until(running_start_frame, "the detector running the start frame with the old query", timeout_s=30.0)
+    goal = VerifyInstance.Goal(
+        request_id=start.episode_key,
+        episode_key=start.episode_key,
+        descriptions=list(start.descriptions),
+        step_budget=int(start.max_steps),
+        start_stamp=start.frame_stamp,
+        start_sector=int(start.start_sector),
+    )
+    sent = send_goal_confirmed(client.verify_client, goal, timeout_s=30.0, what="the verifier")
+    assert sent is not None and sent.accepted
+    wait_until(lambda: node.query == "mug.", "the verifier's new query at the detector (forward in flight)")
+    gate.set()
+    response = sent.result(300.0, lambda: True, "the verifier")
+    assert response is not None
+    second = response.result.verdict
+    assert second.decision in (Verdict.DECISION_YES, Verdict.DECISION_NO), second.failure_reason
+    assert second.category == "mug"
+    _assert_crops_use_the_requests_query(recorder, second)
+
+    stale, fresh = recorder.by_query[(start_ns, "backpack.")], recorder.by_query[(start_ns, "mug.")]
+    assert _expected_crop(stale, recorder.sizes[start_ns]) != _expected_crop(fresh, recorder.sizes[start_ns])
+    assert all(item.label.rstrip(".") == "backpack" for item in stale.detections)
+    assert stamp_to_nanoseconds(second.transcript[0].image_stamp) == start_ns  # the raced frame was judged
+    assert recorder.queries == ["backpack.", "mug."]  # latched, newest wins: one per request
     verifier.assert_running()
 
 
@@ -337,6 +438,34 @@ def test_verifier_waits_for_the_judged_frames_detections_or_a_newer_frames() -> 
     assert cache.wait_detections(10, 1.0).stamp_ns == 10  # its own boxes win once they are in
     with pytest.raises(FrameTimeout, match="detections_timeout_s"):
         cache.wait_detections(40, 0.01)
+
+
+def test_the_verifier_accepts_only_detections_computed_for_its_query() -> None:
+    """FrameCache.wait_detections(query=...): boxes for another query never count, not even for the same frame
+    or when they arrive later; a detector that does not say its query ("") is accepted as before."""
+    from aiv_verifier.core.crop import Detection
+    from aiv_verifier.frame_cache import FrameCache, FrameTimeout
+
+    old_box, new_box = (Detection((1.0, 1.0, 2.0, 2.0), 0.9),), (Detection((0.0, 0.0, 3.0, 3.0), 0.5),)
+    cache = FrameCache(8)
+    cache.put_image(10, np.zeros((4, 4, 3), np.uint8))
+    cache.put_detections(10, old_box, "backpack.")
+    with pytest.raises(FrameTimeout, match=r"'mug\.'.*came for 'backpack\.' only.*detection_query_topic"):
+        cache.wait_detections(10, 0.01, query="mug.")
+    waiter_result: list[Any] = []
+    waiter = threading.Thread(
+        target=lambda: waiter_result.append(cache.wait_detections(10, 30.0, query="mug."))
+    )
+    waiter.start()
+    cache.put_detections(10, new_box, "mug.")
+    waiter.join(30.0)
+    assert [entry.detections for entry in waiter_result] == [new_box]
+    cache.put_detections(10, old_box, "backpack.")  # stale boxes arriving late replace nothing
+    assert cache.wait_detections(10, 0.01, query="mug.").detections == new_box
+    assert cache.wait_detections(10, 0.01).detections == old_box  # no query: the newest, as before
+    cache.put_image(20, np.zeros((4, 4, 3), np.uint8))
+    cache.put_detections(20, (), "")  # an external detector that does not say
+    assert cache.wait_detections(20, 0.01, query="mug.").detections == ()
 
 
 def test_verifier_without_a_detector_fails_the_request_naming_detections_timeout_s(

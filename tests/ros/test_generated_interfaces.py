@@ -52,7 +52,8 @@ def test_documented_constants():
         ),
         StepReport(step=2, sector=4, move_direction="back", attributes=[AttributeState(name="logo")]),
         Detection2DArray(
-            detections=[Detection2D(x_min=1.0, y_min=2.0, x_max=30.5, y_max=40.0, score=0.875, label="mug")]
+            detections=[Detection2D(x_min=1.0, y_min=2.0, x_max=30.5, y_max=40.0, score=0.875, label="mug")],
+            query="mug.",
         ),
         GroundTruthView(
             capture_tag="s4_far", sector=2, has_box=True, mask_area_px=3113, mask_meets_threshold=True

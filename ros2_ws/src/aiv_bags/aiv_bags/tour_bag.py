@@ -22,7 +22,8 @@ ground-truth box of each view there (score 1, label the category; an empty array
 import keeps, per view, the box of highest score as the episode's box (``mask_bbox_xyxy``), so the simulator
 serves it as the ground-truth box. A tour without the topic has no boxes, as before. The two message
 definitions are registered in the typestore from :data:`PROJECT_TYPES` (the text of the interface
-package's files, without comments) and written into the bag, so any reader decodes them.
+package's files, without comments) and written into the bag, so any reader decodes them; boxes recorded
+with an earlier definition (:data:`LEGACY_TYPES`) are still read.
 
 The image header's ``frame_id`` is the camera's optical frame (REP-103: z along the view, x right, y down);
 its pose is looked up in the fixed frame (``map``, z up) at the header stamp, composing any chain of /tf and
@@ -87,8 +88,12 @@ PROJECT_TYPES: Mapping[str, str] = {
     "aiv_interfaces/msg/Detection2D": (
         "float32 x_min\nfloat32 y_min\nfloat32 x_max\nfloat32 y_max\nfloat32 score\nstring label\n"
     ),
-    DETECTIONS_TYPE: "std_msgs/Header header\nDetection2D[] detections\n",
+    DETECTIONS_TYPE: "std_msgs/Header header\nDetection2D[] detections\nstring query\n",
 }
+#: Earlier definitions of :data:`PROJECT_TYPES`, tried when a message does not decode with the current one, so
+#: bags recorded before a change stay readable (Detection2DArray had no ``query`` before the verifier drove
+#: the detector's query).
+LEGACY_TYPES: Mapping[str, str] = {DETECTIONS_TYPE: "std_msgs/Header header\nDetection2D[] detections\n"}
 
 #: Storage plugins by the name users type.
 STORAGES: Mapping[str, StoragePlugin] = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
@@ -114,20 +119,20 @@ DEFAULT_CAMERA_MOUNT = Transform.from_matrix(
     np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]]), (0.0, 0.0, 1.31)
 )
 
-_TYPESTORE: Typestore | None = None
+_TYPESTORES: dict[bool, Typestore] = {}
 
 
-def typestore() -> Typestore:
-    """The ROS 2 Kilted typestore plus :data:`PROJECT_TYPES`, built once."""
-    global _TYPESTORE
-    if _TYPESTORE is None:
+def typestore(*, legacy: bool = False) -> Typestore:
+    """The ROS 2 Kilted typestore plus :data:`PROJECT_TYPES` (with ``legacy``: their :data:`LEGACY_TYPES`
+    definitions where they have one), built once."""
+    if legacy not in _TYPESTORES:
         store = get_typestore(Stores.ROS2_KILTED)
         types: dict[str, Any] = {}
         for name, text in PROJECT_TYPES.items():
-            types.update(get_types_from_msg(text, name))
+            types.update(get_types_from_msg(LEGACY_TYPES.get(name, text) if legacy else text, name))
         store.register(types)
-        _TYPESTORE = store
-    return _TYPESTORE
+        _TYPESTORES[legacy] = store
+    return _TYPESTORES[legacy]
 
 
 def _latched_qos() -> Qos:
@@ -192,6 +197,7 @@ class _Messages:
                 )
                 for box in boxes
             ],
+            query="",  # ground-truth boxes answer no text query
         )
 
     def header(self, stamp_ns: int, frame_id: str) -> Any:
@@ -426,6 +432,18 @@ class _BagReader:
             raise self.fail(f"has message type {msgtype}{known}; expected {' or '.join(expected)}", topic)
         return msgtype
 
+    def _decode(self, raw: bytes, msgtype: str) -> Any:
+        """A message decoded with the current definition, or with its legacy one (an older recording)."""
+        try:
+            return self.store.deserialize_cdr(raw, msgtype)
+        except Exception as current:
+            if msgtype not in LEGACY_TYPES:
+                raise
+            try:
+                return typestore(legacy=True).deserialize_cdr(raw, msgtype)
+            except Exception:
+                raise current from None
+
     def messages(self, reader: Reader, connections: list[Connection]) -> Iterator[tuple[Connection, Any]]:
         """Decoded messages of ``connections`` in bag order; then checks nothing is missing."""
         counts = {c.id: 0 for c in connections}
@@ -435,7 +453,7 @@ class _BagReader:
                 current = connection
                 counts[connection.id] += 1
                 try:
-                    message = self.store.deserialize_cdr(raw, connection.msgtype)
+                    message = self._decode(raw, connection.msgtype)
                 except Exception as exc:  # any decoding failure: a corrupt message
                     raise self.fail(
                         f"message {counts[connection.id]} cannot be decoded as {connection.msgtype} "

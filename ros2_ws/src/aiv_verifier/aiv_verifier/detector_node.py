@@ -14,8 +14,12 @@ Query: the ``query`` parameter (default ``object``) until a ``std_msgs/String`` 
 (latched: a late joiner still gets the current one); the newest one wins. A new query re-runs the last frame when
 no newer frame is waiting, so a simulator that publishes one frame per pose gets boxes for the new query.
 
+A verifier in ``agent.bbox_mode: detections`` publishes each request's predicted category there (its
+``detection_query_topic``, default ``detector/query``: this node's default ``query_topic``).
+
 Output, each stamped with the frame's header: ``aiv_interfaces/Detection2DArray`` (best score first, label = the
-phrase of the query the box was grounded to), ``vision_msgs/Detection2DArray`` too when vision_msgs is installed,
+phrase of the query the box was grounded to, ``query`` = the caption the model ran, so a consumer can tell boxes
+for an earlier query from those for its own), ``vision_msgs/Detection2DArray`` too when vision_msgs is installed,
 and a debug image with the boxes drawn (only while someone subscribes). Bad configuration (a missing or
 incomplete model directory, an unknown parameter) ends start-up with one line and exit code 2.
 """
@@ -49,7 +53,7 @@ from std_msgs.msg import String
 from .agent.factory import ConfigError, build_detector
 from .compressed_image import compressed_to_rgb
 from .config_schema import config_parameter_specs, nested_config
-from .detection.grounding_dino import STAGES, GroundingDinoDetector, PhraseDetection
+from .detection.grounding_dino import STAGES, GroundingDinoDetector, PhraseDetection, grounding_query
 from .parameters import FRAME_QOS, IMAGE_TRANSPORTS
 
 try:  # optional: the interfaces most ROS perception stacks consume; not installed on every machine
@@ -156,8 +160,8 @@ class DetectorStats:
 
 
 def detections_message(header: Any, found: list[PhraseDetection], query: str) -> Detection2DArray:
-    """The project's Detection2DArray for one frame (its header), best score first."""
-    message = Detection2DArray(header=header)
+    """The project's Detection2DArray for one frame (its header), best score first, naming the caption run."""
+    message = Detection2DArray(header=header, query=grounding_query(query))
     message.detections = [
         Detection2D(
             x_min=float(item.detection.box_xyxy[0]),
@@ -258,7 +262,7 @@ class DetectorNode(Node):
     def on_query(self, message: String) -> None:
         text = message.data.strip()
         with self._lock:
-            changed, self.query = text != self.query, text
+            changed, self.query = grounding_query(text) != grounding_query(self.query), text
             last = self._last_frame
         if changed and last is not None:
             self.mailbox.put_if_empty(last)  # boxes for the new query even if the camera sends no new frame

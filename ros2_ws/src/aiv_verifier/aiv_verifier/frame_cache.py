@@ -21,7 +21,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,17 @@ class FrameEntry:
     ground_truth: Any = None
     detections: Any = None
     received_at: float = 0.0
+    detections_by_query: dict[str, Any] = field(default_factory=dict)
+    """The newest detections per text query they were computed for ("" = the detector did not say);
+    ``detections`` is the newest of them all."""
+
+    def detections_for(self, query: str | None) -> Any:
+        """The detections computed for ``query``, else those of a detector that does not say (""); None when
+        neither came. ``query`` None: the newest detections, whatever their query."""
+        if query is None:
+            return self.detections
+        found = self.detections_by_query.get(query)
+        return self.detections_by_query.get("") if found is None else found
 
     @property
     def has_image(self) -> bool:
@@ -138,9 +149,12 @@ class FrameCache:
             self._entry(stamp_ns).ground_truth = message
             self._condition.notify_all()
 
-    def put_detections(self, stamp_ns: int, detections: Any) -> None:
+    def put_detections(self, stamp_ns: int, detections: Any, query: str = "") -> None:
+        """Store the detections of one frame, computed for the text ``query`` ("" = not said)."""
         with self._condition:
-            self._entry(stamp_ns).detections = detections
+            entry = self._entry(stamp_ns)
+            entry.detections = detections
+            entry.detections_by_query[query] = detections
             self._condition.notify_all()
 
     def wait(
@@ -182,13 +196,17 @@ class FrameCache:
                 self._condition.wait(remaining)
 
     def wait_detections(
-        self, stamp_ns: int, timeout_s: float, *, need_ground_truth: bool = False
+        self, stamp_ns: int, timeout_s: float, *, need_ground_truth: bool = False, query: str | None = None
     ) -> FrameEntry:
         """The entry of ``stamp_ns`` once its detections are in, or of the first newer frame that has them.
 
         A detector that works on the newest frame only (a slow model) skips frames; when it skipped this one,
         the next frame it did detect is as good a view (the camera has not moved since this frame's pose),
         so that frame is judged instead of failing. FrameTimeout when no such frame comes within ``timeout_s``.
+
+        ``query`` (None: any): only detections computed for this text query, or by a detector that does not
+        say (""), count. Boxes the detector computed for an earlier request's query, for this very frame or
+        still in flight, are ignored; the returned entry is a copy whose ``detections`` are the accepted ones.
         """
         deadline = time.monotonic() + timeout_s
 
@@ -198,10 +216,13 @@ class FrameCache:
                 for stamp, entry in self._entries.items()
                 if stamp >= stamp_ns
                 and entry.image is not None
-                and entry.detections is not None
+                and entry.detections_for(query) is not None
                 and (entry.ground_truth is not None or not need_ground_truth)
             ]
-            return min(candidates, key=lambda entry: entry.stamp_ns) if candidates else None
+            if not candidates:
+                return None
+            entry = min(candidates, key=lambda entry: entry.stamp_ns)
+            return entry if query is None else replace(entry, detections=entry.detections_for(query))
 
         with self._condition:
             while True:
@@ -210,11 +231,30 @@ class FrameCache:
                     return entry
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise FrameTimeout(
-                        f"no detections for the frame stamped {stamp_ns} ns (or a newer one) within "
-                        f"{timeout_s:.1f} s (detections_timeout_s): is the detector running and fast enough?"
-                    )
+                    raise FrameTimeout(self._no_detections(stamp_ns, timeout_s, query))
                 self._condition.wait(remaining)
+
+    def _no_detections(self, stamp_ns: int, timeout_s: float, query: str | None) -> str:
+        text = (
+            f"no detections for the frame stamped {stamp_ns} ns (or a newer one)"
+            + ("" if query is None else f" computed for the query {query!r}")
+            + f" within {timeout_s:.1f} s (detections_timeout_s): is the detector running and fast enough?"
+        )
+        others = sorted(
+            {
+                other
+                for stamp, entry in self._entries.items()
+                if stamp >= stamp_ns
+                for other in entry.detections_by_query
+                if other != query
+            }
+        )
+        if query is not None and others:
+            text += (
+                f" Detections came for {', '.join(map(repr, others))} only: is the detector listening on the "
+                "verifier's detection_query_topic?"
+            )
+        return text
 
     def _missing(self, stamp_ns: int | None, timeout_s: float, need_gt: bool, need_det: bool) -> str:
         wanted = "any frame" if stamp_ns is None else f"the frame stamped {stamp_ns} ns"

@@ -45,6 +45,13 @@ WIRING_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec(
         "detections_topic", "detections", "Detection2DArray topic (agent.bbox_mode detections only)"
     ),
+    ParameterSpec(
+        "detection_query_topic",
+        "detector/query",
+        "agent.bbox_mode detections: each request's predicted category, as the detector's text query, is "
+        "published here (std_msgs/String, latched; the detector node's query_topic) and only detections "
+        "computed for it (or saying no query) are accepted; '' = publish nothing and accept any detections",
+    ),
     ParameterSpec("verdict_topic", "verifier/verdict", "every Verdict is also published here"),
     ParameterSpec(
         "request_topic",
@@ -82,10 +89,11 @@ WIRING_PARAMETERS: tuple[ParameterSpec, ...] = (
     ),
     ParameterSpec(
         "detections_timeout_s",
-        30.0,
+        60.0,
         "agent.bbox_mode detections: seconds to wait, once the frame is in, for the detections of that frame (or "
         "of a newer one when the detector skipped it); a Grounding DINO detector node takes ~15-20 s per frame "
-        "for grounding-dino-tiny on a CPU and well under 1 s on a GPU",
+        "for grounding-dino-tiny on a CPU (and a request's first view may wait for two forwards: the one in "
+        "flight for the previous query, then its own) and well under 1 s on a GPU, where a few seconds suffice",
         minimum=0.0,
         exclusive_minimum=True,
     ),

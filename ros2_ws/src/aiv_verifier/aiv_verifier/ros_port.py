@@ -85,10 +85,15 @@ class FrameSource:
     detections_timeout_s: float | None = None
     """When set, detections get a wait of their own after the image: a model detector takes seconds per
     frame on a CPU, far longer than a camera frame takes to arrive (see ``FrameCache.wait_detections``)."""
+    detections_query: str | None = None
+    """When set, only detections computed for this text query (or by a detector that does not say which) are
+    accepted: the query this request asked the detector for (a wait of their own, as above)."""
 
     def wait(self, stamp_ns: int | None) -> FrameEntry:
         """The complete entry for ``stamp_ns`` (None: the newest); :class:`FrameUnavailable` if none comes."""
-        separate = self.need_detections and self.detections_timeout_s is not None
+        separate = self.need_detections and (
+            self.detections_timeout_s is not None or self.detections_query is not None
+        )
         try:
             entry = self.cache.wait(
                 stamp_ns,
@@ -96,9 +101,12 @@ class FrameSource:
                 need_ground_truth=self.need_ground_truth,
                 need_detections=self.need_detections and not separate,
             )
-            if separate and self.detections_timeout_s is not None and not entry.image_error:
+            if separate and not entry.image_error:
                 entry = self.cache.wait_detections(
-                    entry.stamp_ns, self.detections_timeout_s, need_ground_truth=self.need_ground_truth
+                    entry.stamp_ns,
+                    self.timeout_s if self.detections_timeout_s is None else self.detections_timeout_s,
+                    need_ground_truth=self.need_ground_truth,
+                    query=self.detections_query,
                 )
         except FrameTimeout as error:
             raise FrameUnavailable(str(error)) from error

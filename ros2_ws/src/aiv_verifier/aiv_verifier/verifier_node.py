@@ -19,6 +19,17 @@ Frames: a goal without a start stamp starts from the image that arrived last (se
 :class:`~aiv_verifier.frame_cache.FrameCache`); an image stamped more than ``max_stamp_ahead_s`` ahead of this
 node's clock (ROS time, so ``use_sim_time`` with a bag's ``/clock`` works) is never taken for it, is counted in
 the diagnostics and is warned about at most every ``STAMP_AHEAD_WARNING_PERIOD_S`` seconds.
+
+Detector query (``agent.bbox_mode: detections``): the spec's rule is "detector query = the predicted category"
+(§5.4), so before its first frame each request publishes its category, as the caption
+:func:`~aiv_verifier.detection.grounding_dino.grounding_query` makes of it ("mug" -> "mug."), latched on
+``detection_query_topic`` (the detector node's ``query_topic``), and accepts only detections whose
+``Detection2DArray.query`` is that caption ("" = a detector that does not say: accepted as before). Why a field
+in the message rather than rules on arrival time and labels: boxes computed for the previous request's query
+still arrive after the new query is published (a forward in flight, or the same frame detected again), and
+an empty result carries no label to tell it by; the query the detector ran, in the very message, is exact.
+The detector node re-runs its last frame when the query changes, so the first view of a request gets boxes
+for the new query; the frame cache keeps each frame's detections per query, so stale ones never replace them.
 """
 
 from __future__ import annotations
@@ -49,6 +60,7 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, Si
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CompressedImage, Image
+from std_msgs.msg import String
 
 from .agent.factory import AgentFactory, ConfigError, GoalOverrides
 from .agent.loop import run_episode
@@ -58,6 +70,8 @@ from .compressed_image import compressed_to_rgb
 from .config_schema import config_parameter_defaults, nested_config
 from .debug_view import compose_debug_view
 from .detection.base import BoxMode
+from .detection.grounding_dino import grounding_query
+from .detector_node import QUERY_QOS
 from .frame_cache import NANOS_PER_SECOND, FrameCache, StampAhead
 from .parameters import FRAME_QOS, check_verifier_values, verifier_parameters
 from .ros_messages import detections_from_message, failure_verdict, verdict_message
@@ -145,8 +159,14 @@ class VerifierNode(Node):
             self.create_subscription(Image, image_topic, self.on_image, frame_qos)
         if self.need_ground_truth:
             self.create_subscription(GroundTruthView, gt_topic, self.on_ground_truth, frame_qos)
+        self.detection_query_pub = None
+        self.detection_query = ""  # the caption the current (or last) request asked the detector for
         if self.need_detections:
             self.create_subscription(Detection2DArray, detections_topic, self.on_detections, 10)
+            if values["detection_query_topic"]:
+                self.detection_query_pub = self.create_publisher(
+                    String, str(values["detection_query_topic"]), QUERY_QOS
+                )
         self.verdict_pub = self.create_publisher(Verdict, verdict_topic, 10)
         # What a session recorder needs besides the camera: the request (latched, so a recorder that joins
         # late still gets the one being served) and every step with its move and outcome.
@@ -248,7 +268,8 @@ class VerifierNode(Node):
         detections, notes = detections_from_message(message)
         for note in notes:
             self._note_bad_message(f"detections: {note}")
-        self.frames.put_detections(stamp_to_nanoseconds(message.header.stamp), detections)
+        query = grounding_query(message.query) if message.query.strip() else ""
+        self.frames.put_detections(stamp_to_nanoseconds(message.header.stamp), detections, query)
 
     def _note_bad_message(self, text: str) -> None:
         with self._stats_lock:
@@ -303,6 +324,7 @@ class VerifierNode(Node):
                 self.need_ground_truth,
                 self.need_detections,
                 detections_timeout_s=self.detections_timeout_s,
+                detections_query=self._ask_detector(session.query.category),
             ),
             MoveChannel(
                 self, self.move_client, self.move_action, self.move_server_wait_s, self.move_timeout_s
@@ -346,6 +368,16 @@ class VerifierNode(Node):
         else:
             goal_handle.succeed()
         return VerifyInstance.Result(verdict=verdict)
+
+    def _ask_detector(self, category: str) -> str | None:
+        """Publish the request's detector query (see the module docstring) before any frame is waited for;
+        the query the accepted detections must carry, or None (no query topic: any detections)."""
+        if self.detection_query_pub is None:
+            return None
+        query = grounding_query(category)
+        self.detection_query = query
+        self.detection_query_pub.publish(String(data=query))
+        return query
 
     def _finish_failed(self, goal_handle, verdict: Verdict) -> VerifyInstance.Result:
         self._record(verdict, None)
@@ -410,7 +442,10 @@ class VerifierNode(Node):
             KeyValue(key="settings", value=str(self.factory.settings.to_dict())),
             KeyValue(key="last_error", value=str(stats["last_error"])),
             KeyValue(key="stamps_ahead", value=str(stats["stamps_ahead"])),
-        ] + [
+        ]
+        if self.detection_query_pub is not None:
+            status.values.append(KeyValue(key="detection_query", value=self.detection_query))
+        status.values += [
             KeyValue(key=f"latency_ms.{stage}", value=f"{seconds * 1000.0:.2f}")
             for stage, seconds in sorted(stages.items())
         ]
