@@ -64,6 +64,7 @@ class EpisodeRequest:
     nbv_strategy: str = ""
     fusion: str = ""
     step_budget: int = 0
+    category_hint: str = ""  # the goal's category_hint ("" = the verifier predicts the category)
 
 
 @dataclass
@@ -143,6 +144,7 @@ class RosEpisodeClient:
             request_id=start.episode_key,
             episode_key=start.episode_key,
             descriptions=list(start.descriptions),
+            category_hint=request.category_hint,
             step_budget=int(request.step_budget or start.max_steps),
             query_mode=request.query_mode,
             nbv_strategy=request.nbv_strategy,

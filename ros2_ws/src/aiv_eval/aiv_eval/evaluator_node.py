@@ -38,6 +38,7 @@ from rclpy.parameter_client import AsyncParameterClient
 from rclpy.signals import SignalHandlerOptions
 
 from . import EpisodeRecord, RecordError, RunDirWriteError, StoreError, write_report
+from .category_hint import benchmark_category_hint
 from .crop_thumbnails import CropWriter
 from .episode_client import (
     EpisodeInfrastructureError,
@@ -150,17 +151,25 @@ class EvaluatorNode(Node):
             records=records,
             slice_=self.slice,
             max_attempts=int(self.settings["max_attempts"]),
-            run_episode=lambda job: self._run_episode(job, crops),
+            run_episode=lambda job: self._run_episode(job, crops, agent),
         )
         if self.settings["write_report"]:
             write_report([run_dir])
         return outcome
 
-    def _run_episode(self, job: EpisodeJob, crops: CropWriter | None) -> EpisodeRecord:
+    def _run_episode(
+        self, job: EpisodeJob, crops: CropWriter | None, agent_flat: dict[str, Any]
+    ) -> EpisodeRecord:
         key = pair_key(job.pair)
         descriptions: tuple[str, ...] = ()
+        # The hint follows the *running* verifier's agent.kind (read above), by the in-process mode's rule.
+        request = EpisodeRequest(
+            episode_key=key,
+            slice_start=self.slice[0],
+            category_hint=benchmark_category_hint(agent_flat, job.pair),
+        )
         try:
-            run = self.client.run(EpisodeRequest(episode_key=key, slice_start=self.slice[0]))
+            run = self.client.run(request)
             descriptions = tuple(run.start.descriptions)
             verdict = run.verdict
             if verdict.decision == Verdict.DECISION_FAILED:

@@ -36,6 +36,7 @@ from aiv_verifier.agent.factory import AgentFactory, build_detector, build_langu
 from aiv_verifier.core.types import LanguageModel
 
 from . import EpisodeRecord
+from .category_hint import benchmark_category_hint
 from .crop_thumbnails import CropWriter
 from .env_port import EnvPort, play_episode
 from .in_flight import LockedDetector, PerThread, in_flight_problem
@@ -96,6 +97,7 @@ def run_in_process(
     """
     inputs = load_evaluation_inputs(spec)
     dataset, index_file, records = inputs.dataset, inputs.index_file, inputs.records
+    agent_flat = spec.agent_flat()
     config = spec.agent_config()
     in_flight = int(spec.evaluator["episodes_in_flight"])
     problem = in_flight_problem(in_flight, str(config.get("agent", {}).get("kind", "pipeline")), "inprocess")
@@ -158,8 +160,14 @@ def run_in_process(
         if problem is not None:
             return refused(job, start.descriptions, verifier_failed_reason("rejected", problem))
         try:
-            # The agent is seeded with the simulator's opaque pair key, exactly as the verifier node is.
-            session, trace, summary = play_episode(EnvPort(service, start), factory, episode_key=start.key)
+            # The agent is seeded with the simulator's opaque pair key and told the category the evaluator node
+            # sends in its goal, exactly as the verifier node is.
+            session, trace, summary = play_episode(
+                EnvPort(service, start),
+                factory,
+                episode_key=start.key,
+                category_hint=benchmark_category_hint(agent_flat, job.pair),
+            )
             if summary.decision is None:  # the verifier node answers DECISION_FAILED with these words
                 reason = verifier_failed_reason(summary.stop_reason, summary.failure_reason)
                 return refused(job, start.descriptions, reason)
