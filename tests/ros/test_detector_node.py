@@ -537,7 +537,7 @@ def test_verifier_with_the_detector_inside_runs_episodes_and_reports_it(
         lambda: verifier_status().get("detector.model_calls") == str(verdict.steps), "verifier diagnostics"
     )
     status = verifier_status()
-    assert status["device"] == "cpu" and status["detector.model_type"] == "grounding-dino"
+    assert status["device"] == "detector: cpu" and status["detector.model_type"] == "grounding-dino"
     assert float(status["detector.mean_ms.forward"]) > 0.0
     verifier.assert_running()
 

@@ -436,9 +436,12 @@ class VerifierNode(Node):
         # A model detector (bbox_mode detector) tells its device, weights and per-stage latency.
         describe = getattr(self.factory.detector, "describe", None)
         detector: dict[str, str] = describe() if callable(describe) else {}
+        devices = self.factory.model_devices()
         status.values = [
             KeyValue(key="verifier_backend", value=self.factory.verifier_backend),
-            KeyValue(key="device", value=detector.get("device", "cpu")),
+            KeyValue(key="agent_kind", value=self.factory.settings.kind),
+            # The weight-free default runs on the CPU; each model reports its own device (or server URL).
+            KeyValue(key="device", value=", ".join(f"{k}: {v}" for k, v in devices.items()) or "cpu"),
             KeyValue(key="settings", value=str(self.factory.settings.to_dict())),
             KeyValue(key="last_error", value=str(stats["last_error"])),
             KeyValue(key="stamps_ahead", value=str(stats["stamps_ahead"])),

@@ -255,6 +255,25 @@ class AgentFactory:
             model_agent=build_model_agent(settings, config, language_model, detector),
         )
 
+    def model_devices(self) -> dict[str, str]:
+        """Where each configured model runs, for diagnostics and logs: ``{"detector": "cuda:0", "embedding":
+        "cpu", "language_model": "http://host:8000/v1"}``; empty for the weight-free default."""
+        devices: dict[str, str] = {}
+        for part, backend in (
+            ("detector", self.detector),
+            ("embedding", getattr(self.model_agent, "model", None)),
+            ("language_model", getattr(self.language_model, "transport", self.language_model)),
+        ):
+            if backend is None:
+                continue
+            device = getattr(backend, "device", None)
+            url = getattr(backend, "base_url", None)
+            if device is not None:
+                devices[part] = str(device)
+            elif isinstance(url, str) and url:
+                devices[part] = url
+        return devices
+
     @property
     def needs_privileged_view(self) -> bool:
         """Whether sessions need the simulator's ground-truth channel (GT boxes or an oracle verifier)."""
