@@ -263,8 +263,18 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read their own output
         return
 
+    _counted = False  # this request is in the server's in-flight count
+
+    def _release(self) -> None:
+        """Leave the in-flight count, once: before the answer is written, so a client that has its answer and
+        sends the next request never sees the previous one still counted (no false overlap)."""
+        if self._counted:
+            self._counted = False
+            self.server_state._leave()
+
     def _send_json(self, status: int, payload: object) -> None:
         raw = json.dumps(payload).encode("utf-8")
+        self._release()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(raw)))
@@ -296,10 +306,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"no route {self.path}")
             return
         state._enter()
+        self._counted = True
         try:
             self._chat(state)
         finally:
-            state._leave()
+            self._release()
 
     def _chat(self, state: OpenAICompatibleServer) -> None:
         length = int(self.headers.get("Content-Length") or 0)
