@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 
 @pytest.fixture(scope="session")
 def verifier():
-    """One verifier per test session: building it loads the OCR models (~1 s)."""
+    """One verifier per test session (its OCR models load, ~1 s, on the first text claim it judges)."""
     from aiv_verifier.verification.classical import ClassicalVerifier
 
     return ClassicalVerifier()

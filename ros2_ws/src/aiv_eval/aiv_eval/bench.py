@@ -5,6 +5,11 @@ Both modes evaluate the same params file and slice into fresh run dirs under ``-
 - in-process in a child process (so its peak memory is its own, read from ``wait4`` like the nodes');
 - over ROS with the simulator, verifier and evaluator as three processes (``ros_mode.RosEvaluation``).
 
+Memory: each process's peak RSS from the kernel (``wait4``, exact) and the peak PSS of its whole process tree
+(the process and its children, shared library pages split between the processes that map them; sampled every
+0.1 s by :class:`.memory.PssSampler`, so a shorter peak can be missed). PSS is the figure a memory budget is set
+in, since the three nodes share most of their libraries.
+
 Loop time is the evaluator's own ``wall_time_s`` (from the first episode to the last, without process start-up
 and model loading, which are reported separately), so the per-step figures compare like with like. The step
 count comes from the records, which must be identical in both modes; the command says so if they are not.
@@ -16,9 +21,10 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .memory import PssSampler
 from .ros_mode import ManagedNode, RosEvaluation
 from .spec import EvalSpec
 
@@ -32,6 +38,11 @@ class ModeTiming:
     total_s: float
     peak_rss_mib: dict[str, float]
     exit_code: int | None
+    #: The verifier's model calls over the ok episodes (OCR passes for the classical backend): a memory figure
+    #: means little for a run that never loaded the OCR models.
+    verifier_calls: int = 0
+    #: Peak PSS of each process's tree (the process and its children), sampled; absent names were not seen.
+    peak_pss_mib: dict[str, float] = field(default_factory=dict)
 
     @property
     def episodes_per_s(self) -> float:
@@ -43,7 +54,12 @@ class ModeTiming:
 
 
 def _timing(
-    mode: str, run_dir: Path, total_s: float, peaks: dict[str, float], code: int | None
+    mode: str,
+    run_dir: Path,
+    total_s: float,
+    peaks: dict[str, float],
+    code: int | None,
+    pss: dict[str, float] | None = None,
 ) -> ModeTiming:
     lines = (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
     records = [json.loads(line) for line in lines]
@@ -53,10 +69,12 @@ def _timing(
         mode=mode,
         episodes=len(ok),
         steps=sum(int(record["steps"]) for record in ok),
+        verifier_calls=sum(int((record.get("model_calls") or {}).get("verifier", 0)) for record in ok),
         loop_s=float(metrics.get("wall_time_s") or 0.0),
         total_s=total_s,
         peak_rss_mib=peaks,
         exit_code=code,
+        peak_pss_mib=dict(pss or {}),
     )
 
 
@@ -65,18 +83,36 @@ def run_in_process_child(params: Path, overrides: list[str], run_dir: Path, log:
     for item in [*overrides, f"evaluator.run_dir={run_dir}"]:
         argv += ["--set", item]
     child = ManagedNode("inprocess", argv, log, dict(os.environ))
+    name = "aiv-eval (in-process)"
     started = time.perf_counter()
     child.start()
-    code = child.wait(timeout_s=24 * 3600.0)
+    with PssSampler(lambda: {name: _running_pid(child)}) as sampler:
+        code = child.wait(timeout_s=24 * 3600.0)
     total = time.perf_counter() - started
-    return _timing("in-process", run_dir, total, {"aiv-eval (in-process)": child.peak_rss_kib / 1024.0}, code)
+    return _timing(
+        "in-process", run_dir, total, {name: child.peak_rss_kib / 1024.0}, code, sampler.peak_mib()
+    )
+
+
+def _running_pid(node: ManagedNode) -> int | None:
+    """The node's pid while it runs (a reaped pid may already belong to another process)."""
+    return node.pid if node.returncode is None else None
 
 
 def run_ros(spec: EvalSpec, log: Path, *, record_bags: bool = False) -> ModeTiming:
     evaluation = RosEvaluation(spec, evaluator_output=log, record_bags=record_bags)
-    result = evaluation.run()
+    nodes = evaluation.nodes
+    with PssSampler(lambda: {name: _running_pid(node) for name, node in nodes.items()}) as sampler:
+        result = evaluation.run()
     mode = "ROS + bags" if record_bags else "ROS"
-    return _timing(mode, result.run_dir, result.wall_s, result.peak_rss_mib, result.evaluator_exit_code)
+    return _timing(
+        mode,
+        result.run_dir,
+        result.wall_s,
+        result.peak_rss_mib,
+        result.evaluator_exit_code,
+        sampler.peak_mib(),
+    )
 
 
 def recording_report(ros: ModeTiming, recorded: ModeTiming, bags_dir: Path) -> list[str]:
@@ -118,6 +154,7 @@ def format_report(inproc: ModeTiming, ros: ModeTiming, identical: bool) -> str:
     rows = [
         ("episodes answered", f"{inproc.episodes}", f"{ros.episodes}"),
         ("steps", f"{inproc.steps}", f"{ros.steps}"),
+        ("verifier model calls (OCR passes)", f"{inproc.verifier_calls}", f"{ros.verifier_calls}"),
         ("evaluation loop (s)", f"{inproc.loop_s:.2f}", f"{ros.loop_s:.2f}"),
         ("whole command incl. start-up (s)", f"{inproc.total_s:.2f}", f"{ros.total_s:.2f}"),
         ("episodes per second", f"{inproc.episodes_per_s:.3f}", f"{ros.episodes_per_s:.3f}"),
@@ -126,10 +163,12 @@ def format_report(inproc: ModeTiming, ros: ModeTiming, identical: bool) -> str:
     lines = ["| measure | in-process | ROS (3 nodes) |", "|---|---|---|"]
     lines += [f"| {name} | {a} | {b} |" for name, a, b in rows]
     lines.append("")
-    lines.append("| process | peak RSS (MiB) |")
-    lines.append("|---|---|")
+    lines.append("| process | peak RSS (MiB) | peak PSS of its process tree (MiB, sampled) |")
+    lines.append("|---|---|---|")
+    pss = {**inproc.peak_pss_mib, **ros.peak_pss_mib}
     for name, peak in {**inproc.peak_rss_mib, **ros.peak_rss_mib}.items():
-        lines.append(f"| {name} | {peak:.0f} |")
+        tree = f"{pss[name]:.0f}" if name in pss else "n/a"
+        lines.append(f"| {name} | {peak:.0f} | {tree} |")
     lines.append("")
     ratio = ros.ms_per_step / inproc.ms_per_step if inproc.ms_per_step else float("nan")
     lines.append(f"ROS / in-process time per step: {ratio:.2f}x")

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import difflib
 import re
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -32,7 +33,7 @@ from ..base import AttributeAnswer, ViewInput, unsure_for_all
 from . import colour as colour_mod
 from .category import CategoryParams, judge_category
 from .colour import ColourStats, claimed_names, colour_stats
-from .ocr import OcrEngine, OcrItem, make_ocr_engine
+from .ocr import OcrEngine, OcrItem, check_ocr_choice, shared_ocr_engine
 from .pattern import COMPATIBLE_KINDS, PatternParams, find_structures
 from .phrases import (
     ColourTerm,
@@ -174,10 +175,10 @@ def _unsure(reason: str) -> _Check:
 class _ViewAnalysis:
     """Everything one call computes once and shares between attributes (region, colours, OCR)."""
 
-    def __init__(self, region: ObjectRegion, ocr: OcrEngine | None, crop: np.ndarray) -> None:
+    def __init__(self, region: ObjectRegion, ocr: Callable[[], OcrEngine | None], crop: np.ndarray) -> None:
         self.region = region
         self.stats: ColourStats = colour_stats(region.labels, region.lab[..., 0], region.interior)
-        self._ocr = ocr
+        self._ocr = ocr  # the verifier's lazy engine: called only when an attribute needs text
         self._crop = crop
         self._ocr_items: list[OcrItem] | None = None
         self.ocr_calls = 0
@@ -186,10 +187,11 @@ class _ViewAnalysis:
     def ocr_items(self) -> list[OcrItem]:
         if self._ocr_items is None:
             self._ocr_items = []
-            if self._ocr is not None:
+            engine = self._ocr()
+            if engine is not None:
                 start = time.perf_counter()
                 try:
-                    self._ocr_items = self._ocr.read(self._crop)
+                    self._ocr_items = engine.read(self._crop)
                 except Exception:  # an engine failure must not end the episode
                     self._ocr_items = []
                 self.ocr_calls += 1
@@ -231,24 +233,46 @@ def _normalise_word(text: str) -> str:
 class ClassicalVerifier:
     """Per-view verifier from colour, pattern and OCR cues; needs no model weights beyond the OCR wheel.
 
-    Build once (OCR models load here) and call :meth:`verify` every step.
+    Build once and call :meth:`verify` every step. The OCR engine named by ``params.ocr_engine`` is checked
+    here but built on the first attribute that needs text (:func:`.ocr.shared_ocr_engine`): its models and
+    onnxruntime are most of the verifier's memory, and most views and many whole runs never need them. Pass
+    ``ocr`` (an engine, or None for no OCR) to use that engine instead.
     """
 
     name: ClassVar[str] = "classical"
 
     def __init__(self, params: ClassicalParams | None = None, ocr: OcrEngine | str | None = "params") -> None:
         self.params = params or ClassicalParams()
+        self._ocr: OcrEngine | None = None
+        self._ocr_ready = not isinstance(ocr, str)
         if isinstance(ocr, str):
-            self._ocr = make_ocr_engine(self.params.ocr_engine)
+            check_ocr_choice(self.params.ocr_engine)  # a bad name fails now, not at the first printed word
         else:
             self._ocr = ocr
+        self._ocr_lock = threading.Lock()
         self._model_calls = 0
         self.last_timing: dict[str, float] = {}
         colour_mod.warm_up()  # build the colour-naming table now, not inside the first step
 
     @property
     def ocr_engine_name(self) -> str:
-        return self._ocr.name if self._ocr is not None else "none"
+        """The OCR engine's name ("none" without one); builds the engine if no text was read yet."""
+        engine = self._ocr_engine()
+        return engine.name if engine is not None else "none"
+
+    @property
+    def ocr_loaded(self) -> bool:
+        """Whether the OCR engine has been built (or was given): False until an attribute needed text."""
+        return self._ocr_ready
+
+    def _ocr_engine(self) -> OcrEngine | None:
+        """The OCR engine, built on the first call (by one thread, when episodes run on several)."""
+        if not self._ocr_ready:
+            with self._ocr_lock:
+                if not self._ocr_ready:
+                    self._ocr = shared_ocr_engine(self.params.ocr_engine)
+                    self._ocr_ready = True
+        return self._ocr
 
     @property
     def model_calls(self) -> int:
@@ -293,7 +317,7 @@ class ClassicalVerifier:
                 attributes,
                 f"object covers only ~{region.source_pixels:.0f} camera pixels: too little evidence",
             )
-        analysis = _ViewAnalysis(region, self._ocr, crop)
+        analysis = _ViewAnalysis(region, self._ocr_engine, crop)
         region_done = time.perf_counter()
         identity = self._identity_check(view, region)
         if identity:
@@ -653,7 +677,7 @@ class ClassicalVerifier:
         p = self.params
         if not info.quoted:
             return _unsure("the phrase names no specific text to read")
-        if self._ocr is None:
+        if self._ocr_engine() is None:
             return _unsure("no OCR engine")
         wanted = [_normalise_word(q) for q in info.quoted if _normalise_word(q)]
         if not wanted:

@@ -5,17 +5,25 @@
   (docs/models-offline.md). Installed by ``scripts/bootstrap.sh`` from ``requirements/nodeps.txt``.
 * :class:`TesseractEngine`: the Debian ``tesseract`` binary, when it is on PATH.
 
-The engine is chosen once, when the verifier is built (:func:`make_ocr_engine`), and each verifier call runs
-at most one OCR pass over the crop, shared by all of its text attributes. A missing engine is not an error:
-:func:`make_ocr_engine` returns None and the verifier answers Unsure ("no OCR engine") for text items.
+The engine is chosen by name when the verifier is built (:func:`check_ocr_choice` fails fast on a bad name)
+but built only when the first attribute that needs text is judged (:func:`shared_ocr_engine`, one engine per
+choice and process): the RapidOCR models and onnxruntime cost ~45 MiB loaded and up to ~200 MiB more while
+they run, which a run without printed text never needs (issue 18). Each verifier call runs at most one OCR pass
+over the crop, shared by all of its text attributes. A missing engine is not an error: :func:`make_ocr_engine`
+returns None and the verifier answers Unsure ("no OCR engine") for text items.
 """
 
 from __future__ import annotations
 
 import csv
+import ctypes
+import importlib.util
 import io
 import shutil
 import subprocess
+import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -48,6 +56,11 @@ class RapidOcrEngine:
     ``det_limit_side_len`` caps the detector's input side: the library default upsizes every image so its
     *short* side is 736 px, which for a 512×910 crop means detecting on 736×1309, about twice the work of
     the crop's own size with nothing gained, since the crop was itself upscaled from a small camera box.
+    Note that rapidocr-onnxruntime 1.4.4 ignores the number itself with ``det_limit_type="max"``: its detector
+    picks a limit of 960, 1500 or 2000 px from the image's long side. A 512×1408 crop (from a thin box) is
+    therefore detected at full size, and that forward pass holds ~150-200 MiB of activations, the largest
+    part of the verifier's peak memory (issue 18). Capping it for real would change what OCR reads, so it
+    would need its own evaluation.
     ``threads`` bounds onnxruntime's intra-op threads so OCR does not starve the ROS executor.
     """
 
@@ -71,7 +84,11 @@ class RapidOcrEngine:
 
     def read(self, image_rgb: np.ndarray) -> list[OcrItem]:
         bgr = np.ascontiguousarray(image_rgb[..., ::-1])
-        result, _ = self._engine(bgr)
+        try:
+            result, _ = self._engine(bgr)
+        finally:
+            del bgr
+            release_freed_heap()
         items: list[OcrItem] = []
         for entry in result or []:
             try:
@@ -82,6 +99,37 @@ class RapidOcrEngine:
             except (TypeError, ValueError):
                 continue
         return items
+
+
+def _resolve_malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or None where the C library has none (musl, macOS, Windows)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim
+
+
+_MALLOC_TRIM = _resolve_malloc_trim()
+
+
+def release_freed_heap() -> None:
+    """Give the pages of freed heap memory back to the kernel (glibc ``malloc_trim(0)``; a no-op elsewhere).
+
+    rapidocr builds its onnxruntime sessions with the CPU memory arena off, so every activation tensor of an OCR
+    pass is a plain ``malloc`` (the detector's on a 512×1408 crop add up to ~150-200 MiB) and is freed when the
+    pass ends. glibc keeps such freed chunks mapped, in the main heap and in the arenas of onnxruntime's worker
+    threads, and crops of ever new shapes fragment them further: the verifier node's resident memory ratcheted
+    from ~150 to ~600 MiB over a dozen episodes with text, although only ~45 MiB (the models) was live between
+    passes. Trimming after each pass gives that memory back. It cost about 20-40 ms per pass on a busy 2-core
+    machine, most of it in page faults on the next pass. It changes no result: only free memory is released.
+    """
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 class TesseractEngine:
@@ -147,3 +195,35 @@ def make_ocr_engine(choice: str = "auto") -> OcrEngine | None:
         except RuntimeError:
             continue
     return None
+
+
+def check_ocr_choice(choice: str) -> None:
+    """Fail now, without loading any model, on what :func:`make_ocr_engine` would refuse later.
+
+    ValueError for an unknown name; RuntimeError for an engine named explicitly whose package or binary is not
+    installed. ``auto`` and ``none`` always pass (``auto`` falls back on None). The engine itself is built on
+    first use, so a broken install underneath an installed package is only found then.
+    """
+    if choice not in ENGINE_CHOICES:
+        raise ValueError(f"unknown OCR engine {choice!r}; expected one of {ENGINE_CHOICES}")
+    if choice == "rapidocr" and importlib.util.find_spec("rapidocr_onnxruntime") is None:
+        raise RuntimeError("rapidocr-onnxruntime is not installed")
+    if choice == "tesseract" and not shutil.which("tesseract"):
+        raise RuntimeError("tesseract is not on PATH")
+
+
+_SHARED_ENGINES: dict[str, OcrEngine | None] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_ocr_engine(choice: str) -> OcrEngine | None:
+    """The process's one engine for ``choice``, built by :func:`make_ocr_engine` on the first call.
+
+    Verifiers built from the same parameters (tests, research sweeps, episodes in flight on several threads)
+    share it instead of each loading its own copy of the models; the lock keeps two threads that need text at
+    once from building two. A build that raises is not remembered, so the next call tries again.
+    """
+    with _SHARED_LOCK:
+        if choice not in _SHARED_ENGINES:
+            _SHARED_ENGINES[choice] = make_ocr_engine(choice)
+        return _SHARED_ENGINES[choice]
