@@ -103,6 +103,28 @@ def test_unusable_model_settings_fail_at_start_up(tmp_path: Path) -> None:
         language_model_from_params(LanguageModelParams(transport="local", model_dir=str(pickled)))
 
 
+def test_the_server_is_checked_once_at_start_up() -> None:
+    """A mistyped URL or model name is refused before a run starts, instead of making every call "Missing"."""
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    with pytest.raises(ValueError, match=r"cannot reach .*/v1/models.*check_server"):
+        language_model_from_params(LanguageModelParams(transport="openai", base_url=dead, model=MODEL_NAME))
+    started = language_model_from_params(
+        LanguageModelParams(transport="openai", base_url=dead, model=MODEL_NAME, check_server=False)
+    )
+    assert started.identity["base_url"] == dead  # started anyway: its calls fail and are counted
+    with serving(lambda request: '{"answer": "Yes"}') as server:
+        with pytest.raises(ValueError, match=r"does not serve model 'qwen-typo'; it serves \['"):
+            language_model_from_params(
+                LanguageModelParams(transport="openai", base_url=server.url, model="qwen-typo")
+            )
+        served = language_model_from_params(
+            LanguageModelParams(transport="openai", base_url=server.url, model=MODEL_NAME)
+        )
+        assert served.generate("Is it red?", []) == '{"answer": "Yes"}'
+
+
 # --- HTTP client behaviour (fault injection) ------------------------------------------------------------------
 
 

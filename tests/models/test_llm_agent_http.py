@@ -14,7 +14,7 @@ from aiv_eval.in_process import run_in_process
 from aiv_eval.spec import EvalSpec
 from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import pair_key
-from aiv_verifier.agent.factory import AgentFactory
+from aiv_verifier.agent.factory import AgentFactory, ConfigError
 from aiv_verifier.agent.session import LANGUAGE_MODEL_FAILED
 from aiv_verifier.config_schema import nested_config
 from support import offline_models, tiny_vlm
@@ -76,8 +76,20 @@ def test_mv_attr_over_http_records_metrics_and_never_writes_the_key(
     assert LANGUAGE_MODEL_FAILED not in metrics["model_calls"]["totals"]
 
     with serving(tiny_vlm_answer(tiny_vlm_dir), api_key="another-key") as refusing:
-        # Every call (per-view and LLM-NBV) answers HTTP 401, which is not retried.
-        failed = _run(tmp_path, root, refusing.url, "refused", "verifier.agent.nbv=llm")
+        # The start-up check refuses a server that will not answer, naming it, before any episode runs.
+        with pytest.raises(ConfigError, match=r"answered HTTP 401.*check_server") as refused_at_start:
+            _run(tmp_path, root, refusing.url, "checked", "verifier.agent.nbv=llm")
+        assert "\n" not in str(refused_at_start.value) and SECRET not in str(refused_at_start.value)
+        assert not (tmp_path / "checked" / "results.jsonl").exists()
+        # Started anyway: every call (per-view and LLM-NBV) answers HTTP 401, which is not retried.
+        failed = _run(
+            tmp_path,
+            root,
+            refusing.url,
+            "refused",
+            "verifier.agent.nbv=llm",
+            "verifier.language_model.check_server=false",
+        )
         refused = refusing.requests_served
     results = [json.loads(line) for line in (failed / "results.jsonl").read_text().splitlines()]
     assert all(r["prediction"] == "No" for r in results)  # all Missing: the reference's tie ⇒ No

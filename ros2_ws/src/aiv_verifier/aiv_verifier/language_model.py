@@ -58,7 +58,7 @@ def language_model_from_params(params: LanguageModelParams) -> ChatModel:
             raise ValueError(
                 "language_model.transport 'openai' needs language_model.base_url, e.g. http://127.0.0.1:8000/v1"
             )
-        return open_http_chat(
+        model = open_http_chat(
             params.base_url,
             params.model,
             api_key_env=params.api_key_env,
@@ -70,6 +70,14 @@ def language_model_from_params(params: LanguageModelParams) -> ChatModel:
             cache_dir=params.cache_dir,
             cache_image_calls=params.cache_image_calls,
         )
+        check = getattr(model.transport, "check_server", None)
+        problem = check() if params.check_server and callable(check) else ""
+        if problem:
+            raise ValueError(
+                f"language_model: {problem}; start the server first, fix language_model.base_url / "
+                "language_model.model, or set language_model.check_server: false to start anyway"
+            )
+        return model
     raise ValueError(
         f"language_model.transport {params.transport!r} builds no model; expected one of "
         f"{list(LANGUAGE_MODEL_TRANSPORTS)}"

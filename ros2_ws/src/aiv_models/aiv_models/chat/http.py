@@ -171,6 +171,41 @@ class OpenAIChatTransport:
             raise _Failure(f"HTTP {response.status}: {excerpt}", response.status in RETRY_STATUSES)
         return _answer_text(raw)
 
+    def check_server(self) -> str:
+        """ "" when the server answers ``GET {base_url}/models`` and serves ``model``, else why not (one line).
+
+        Run once at start-up: a mistyped URL or model name would otherwise turn every call of a whole
+        evaluation into an empty answer ("Missing"). One attempt, the connect timeout for both phases.
+        """
+        headers = {"Accept": "application/json"}
+        if self.__api_key:
+            headers["Authorization"] = f"Bearer {self.__api_key}"
+        connection = self._connection()
+        path = self._path.rsplit("/chat/completions", 1)[0] + "/models"
+        try:
+            connection.request("GET", path, headers=headers)
+            response = connection.getresponse()
+            raw = response.read()
+        except (OSError, http.client.HTTPException) as error:
+            reason = (
+                "timed out"
+                if isinstance(error, TimeoutError)
+                else (getattr(error, "strerror", None) or error)
+            )
+            return self._redact(f"cannot reach {self.base_url}/models: {reason}")
+        finally:
+            connection.close()
+        if response.status != 200:
+            return self._redact(f"{self.base_url}/models answered HTTP {response.status}")
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            served = [str(item["id"]) for item in data["data"]]
+        except (UnicodeDecodeError, ValueError, KeyError, TypeError):
+            return ""  # a server that lists no models in the OpenAI form: nothing more to check
+        if self.model not in served:
+            return f"{self.base_url} does not serve model {self.model!r}; it serves {served}"
+        return ""
+
     def _connection(self) -> http.client.HTTPConnection:
         if self._https:
             return http.client.HTTPSConnection(
