@@ -77,6 +77,26 @@ def test_stamps_going_backwards_still_serve_the_frames_that_arrive() -> None:
     assert newest.stamp_ns == 49 * SECOND and newest.image[0, 0, 0] == 4
 
 
+def test_after_the_clock_goes_back_the_last_frame_of_the_old_timeline_is_not_the_newest() -> None:
+    """A looped bag or a restarted simulation: a request that arrives before the first frame of the new timeline
+    waits for it instead of judging the frame stamped before the restart (the CI race this fixes)."""
+    clock = FakeClock()
+    cache = _cache(clock)
+    cache.put_image(NOW + 2 * SECOND, _image(1))  # plausible when it arrived
+    assert cache.wait(None, 0.01).stamp_ns == NOW + 2 * SECOND
+    clock.now = 20 * SECOND  # the clock restarts far behind that stamp
+    with pytest.raises(FrameTimeout):
+        cache.wait(None, 0.01)
+    assert cache.wait(NOW + 2 * SECOND, 0.01).image[0, 0, 0] == 1  # still reachable by its stamp
+
+    taken: list[int] = []
+    waiter = threading.Thread(target=lambda: taken.append(cache.wait(None, 5.0).stamp_ns))
+    waiter.start()
+    cache.put_image(20 * SECOND, _image(2))  # the first frame of the new timeline
+    waiter.join(5.0)
+    assert taken == [20 * SECOND]
+
+
 def test_without_a_clock_reading_no_stamp_is_judged() -> None:
     clock = FakeClock(None)  # use_sim_time before the first /clock message
     cache = _cache(clock)

@@ -11,8 +11,10 @@ largest stamp. Stamps are not a reliable order: a camera whose clock jumps ahead
 or a simulated clock that restarts would otherwise leave one stale frame as the newest for good. When the
 cache is given the reader's clock (``clock_ns``, e.g. a node's ROS clock, which follows ``use_sim_time``) and
 a bound (``max_ahead_ns``), an image stamped further ahead of that clock than the bound is not taken as the
-newest frame; it is still kept under its stamp, so a request that names that stamp gets it. The cache itself
-knows nothing of ROS.
+newest frame; it is still kept under its stamp, so a request that names that stamp gets it. The bound is
+checked again when a request takes the newest frame: after the clock goes back (a looped bag, a restarted
+simulation) the frame that arrived last before the restart is now far ahead of the clock, and a request waits
+for a frame of the new timeline instead of judging that stale one. The cache itself knows nothing of ROS.
 """
 
 from __future__ import annotations
@@ -174,6 +176,8 @@ class FrameCache:
 
         def ready() -> FrameEntry | None:
             key = self._newest if stamp_ns is None else stamp_ns
+            if stamp_ns is None and key is not None and self._too_far_ahead(key) is not None:
+                return None  # the clock went back after it arrived: not the newest frame any more
             entry = self._entries.get(key) if key is not None else None
             if entry is None or not entry.has_image:
                 return None
