@@ -23,15 +23,13 @@ import numpy as np
 from aiv_models.embedding import EmbeddingModel, TextCache, TextEmbeddings
 from aiv_models.local_weights import ModelDirError
 
-from ..core.crop import CropResult
 from ..core.nbv import NbvChoice, NbvRequest, NbvStrategy, make_nbv
-from ..core.policy_bookkeeping import EpisodeBookkeeping
 from ..core.types import AttributeState, Decision
-from ..detection.base import BoxMode, Detector, crop_view
+from ..detection.base import BoxMode, Detector
 from ..model_config import EmbeddingParams
 from ..query.types import QueryMode, QuerySpec
 from .embedding_rules import MARGIN_REASON, EmbeddingRules, check_overlength, cross_view_score
-from .session import AgentStep, AttributeRow, StageClock, ViewFrame
+from .session import AgentStep, AttributeRow, SessionBase, ViewFrame
 from .settings import AgentSettings
 
 #: The NBV strategies the reference CLIP policy uses (it has no LLM-NBV).
@@ -118,31 +116,24 @@ def session_texts(query: QuerySpec, aggregation: str) -> tuple[tuple[str, ...], 
     return tuple(f"desc_{i + 1}" for i in range(len(texts))), tuple(texts)
 
 
-class EmbeddingSession:
+class EmbeddingSession(SessionBase):
     """One episode of an embedding agent; satisfies :class:`~aiv_verifier.agent.protocol.AgentSession`."""
 
     def __init__(self, agent: EmbeddingAgent, query: QuerySpec, *, episode_key: str, max_steps: int) -> None:
-        if max_steps < 1:
-            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+        super().__init__(
+            query,
+            episode_key=episode_key,
+            max_steps=max_steps,
+            bbox_mode=agent.bbox_mode,
+            detector=agent.detector,
+        )
         self.agent = agent
         self.rules = agent.rules
-        self.query = query
-        self.episode_key = episode_key
-        self.max_steps = max_steps
-        self.clock = StageClock()
-        self.steps: list[AgentStep] = []
-        self.model_calls: dict[str, int] = {}
-        self.bookkeeping = EpisodeBookkeeping()
         self.names, self.texts = session_texts(query, self.rules.aggregation)
         self.cache = TextCache()
         self._embedded: TextEmbeddings | None = None
         self._effective: list[list[float]] = []  # per effective view: the texts' scores
         self._last_scores: list[float] | None = None
-        self._finished = False
-
-    @property
-    def finished(self) -> bool:
-        return self._finished
 
     @property
     def effective_view_scores(self) -> tuple[float, ...]:
@@ -152,16 +143,8 @@ class EmbeddingSession:
     # ---- one step --------------------------------------------------------------------------------------
 
     def observe(self, frame: ViewFrame) -> AgentStep:
-        if self._finished:
-            raise RuntimeError(f"episode {self.episode_key!r} already decided; start a new session")
-        if frame.step_count != len(self.steps):
-            raise ValueError(
-                f"episode {self.episode_key!r}: got step_count {frame.step_count}, expected {len(self.steps)}"
-            )
         started = time.perf_counter()
-        book = self.bookkeeping.begin_step(
-            frame.current_sector, frame.navigation_failed, frame.target_visible, frame.image_key
-        )
+        book = self._begin_step(frame)
         crop, notes = self._crop(frame)
         self.clock.add("crop", started)
 
@@ -201,21 +184,6 @@ class EmbeddingSession:
         self.steps.append(step)
         self._finished = bool(reason)
         return step
-
-    def _crop(self, frame: ViewFrame) -> tuple[CropResult, list[str]]:
-        detections = frame.detections
-        if self.agent.bbox_mode is BoxMode.DETECTOR and self.agent.detector is not None:
-            stage = time.perf_counter()
-            detections = tuple(self.agent.detector.detect(frame.image, self.query.category or "object"))
-            self.clock.add("detect", stage)
-            self._count("detector", 1)
-        return crop_view(
-            frame.image,
-            self.agent.bbox_mode,
-            gt_box=frame.gt_box,
-            detections=detections,
-            single_view=self.max_steps <= 1,
-        )
 
     def _score(self, crop: np.ndarray) -> list[float]:
         model = self.agent.model
@@ -322,23 +290,7 @@ class EmbeddingSession:
             last_reason="" if duplicate else reason,
         )
 
-    def _count(self, name: str, calls: int) -> None:
-        if calls:
-            self.model_calls[name] = self.model_calls.get(name, 0) + calls
-
     # ---- episode summary -------------------------------------------------------------------------------
-
-    @property
-    def final_decision(self) -> Decision | None:
-        return self.steps[-1].decision if self._finished else None
-
-    @property
-    def visited_order(self) -> tuple[int, ...]:
-        order: list[int] = []
-        for step in self.steps:
-            if not step.duplicate_view and step.sector not in order:
-                order.append(step.sector)
-        return tuple(order)
 
     def confidence(self) -> float:
         """Share of the scored texts whose cross-view mean agrees with the verdict (0 before an answer)."""

@@ -20,7 +20,7 @@ from ..core.crop import CropResult, Detection
 from ..core.fusion import FusionStrategy
 from ..core.nbv import NbvChoice, NbvRequest, NbvStrategy
 from ..core.nbv_prompt import attribute_statuses
-from ..core.policy_bookkeeping import EpisodeBookkeeping
+from ..core.policy_bookkeeping import EpisodeBookkeeping, StepBookkeeping
 from ..core.sector_geometry import SectorGeometry
 from ..core.stopping import DecisionMode, evaluate_stop
 from ..core.tracker import AttributeStateTracker
@@ -127,7 +127,90 @@ class AgentComponents:
     detector: Detector | None = None
 
 
-class VerificationSession:
+class SessionBase:
+    """What every agent's session does alike, whatever judges the views (pipeline, embeddings, trained model):
+    the step-order checks, the view bookkeeping of spec §5.9, the crop of a view from the configured box source,
+    per-stage timings, model-call counts and the summary facts (:class:`~.protocol.SummarySource`).
+
+    A subclass sets ``self._finished`` when its step answers and appends its :class:`AgentStep` to ``steps``.
+    """
+
+    def __init__(
+        self,
+        query: QuerySpec,
+        *,
+        episode_key: str,
+        max_steps: int,
+        bbox_mode: BoxMode,
+        detector: Detector | None,
+    ) -> None:
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+        self.query = query
+        self.episode_key = episode_key
+        self.max_steps = max_steps
+        self.bbox_mode = bbox_mode
+        self.detector = detector
+        self.bookkeeping = EpisodeBookkeeping()
+        self.clock = StageClock()
+        self.steps: list[AgentStep] = []
+        self.model_calls: dict[str, int] = {}
+        self._finished = False
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    def _begin_step(self, frame: ViewFrame) -> StepBookkeeping:
+        """Refuse a frame out of order or after the answer, then book the view (duplicate, failed move)."""
+        if self._finished:
+            raise RuntimeError(f"episode {self.episode_key!r} already decided; start a new session")
+        if frame.step_count != len(self.steps):
+            raise ValueError(
+                f"episode {self.episode_key!r}: got step_count {frame.step_count}, expected {len(self.steps)}"
+            )
+        return self.bookkeeping.begin_step(
+            frame.current_sector, frame.navigation_failed, frame.target_visible, frame.image_key
+        )
+
+    def _crop(self, frame: ViewFrame) -> tuple[CropResult, list[str]]:
+        """The view's crop (spec §5.4) and notes on discarded boxes; a detector backend is asked for the
+        predicted category (``bbox_mode: detector``)."""
+        detections = frame.detections
+        if self.bbox_mode is BoxMode.DETECTOR:
+            if self.detector is None:
+                raise RuntimeError("bbox_mode 'detector' needs a detector backend")
+            stage = time.perf_counter()
+            # No category predicted (possible in GT-box configurations): the reference queries "object".
+            detections = tuple(self.detector.detect(frame.image, self.query.category or "object"))
+            self.clock.add("detect", stage)
+            self._count("detector", 1)
+        return crop_view(
+            frame.image,
+            self.bbox_mode,
+            gt_box=frame.gt_box,
+            detections=detections,
+            single_view=self.max_steps <= 1,
+        )
+
+    def _count(self, name: str, calls: int) -> None:
+        if calls:
+            self.model_calls[name] = self.model_calls.get(name, 0) + calls
+
+    @property
+    def final_decision(self) -> Decision | None:
+        return self.steps[-1].decision if self._finished else None
+
+    @property
+    def visited_order(self) -> tuple[int, ...]:
+        order: list[int] = []
+        for step in self.steps:
+            if not step.duplicate_view and step.sector not in order:
+                order.append(step.sector)
+        return tuple(order)
+
+
+class VerificationSession(SessionBase):
     """Drives one episode. Create one per request; feed frames until a step says ``stopped``."""
 
     def __init__(
@@ -139,24 +222,17 @@ class VerificationSession:
         episode_key: str,
         max_steps: int,
     ) -> None:
-        if max_steps < 1:
-            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
-        self.query = query
+        super().__init__(
+            query,
+            episode_key=episode_key,
+            max_steps=max_steps,
+            bbox_mode=settings.bbox_mode,
+            detector=components.detector,
+        )
         self.components = components
         self.settings = settings
-        self.episode_key = episode_key
-        self.max_steps = max_steps
         self.decision_mode = settings.resolved_decision_mode(max_steps)
         self.tracker = AttributeStateTracker(query.attribute_names)
-        self.bookkeeping = EpisodeBookkeeping()
-        self.clock = StageClock()
-        self.steps: list[AgentStep] = []
-        self.model_calls: dict[str, int] = {}
-        self._finished = False
-
-    @property
-    def finished(self) -> bool:
-        return self._finished
 
     @property
     def attributes(self) -> tuple[Attribute, ...]:
@@ -164,19 +240,9 @@ class VerificationSession:
 
     def observe(self, frame: ViewFrame) -> AgentStep:
         """Process one view and say what to do next: answer (Yes/No) or move (Unsure + a direction)."""
-        if self._finished:
-            raise RuntimeError(f"episode {self.episode_key!r} already decided; start a new session")
-        if frame.step_count != len(self.steps):
-            raise ValueError(
-                f"episode {self.episode_key!r}: got step_count {frame.step_count}, expected {len(self.steps)}"
-            )
         started = time.perf_counter()
-        book = self.bookkeeping.begin_step(
-            frame.current_sector, frame.navigation_failed, frame.target_visible, frame.image_key
-        )
-        single_view = self.max_steps <= 1
-
-        crop, notes = self._crop(frame, single_view)
+        book = self._begin_step(frame)
+        crop, notes = self._crop(frame)
         self.clock.add("crop", started)
 
         answers: tuple[AttributeAnswer, ...] = ()
@@ -221,21 +287,6 @@ class VerificationSession:
         self.steps.append(step)
         self._finished = outcome.stop
         return step
-
-    def _crop(self, frame: ViewFrame, single_view: bool) -> tuple[CropResult, list[str]]:
-        mode = self.settings.bbox_mode
-        detections = frame.detections
-        if mode is BoxMode.DETECTOR:
-            detector = self.components.detector
-            if detector is None:
-                raise RuntimeError("bbox_mode 'detector' needs a detector backend")
-            stage = time.perf_counter()
-            detections = tuple(detector.detect(frame.image, self.query.category))
-            self.clock.add("detect", stage)
-            self._count("detector", 1)
-        return crop_view(
-            frame.image, mode, gt_box=frame.gt_box, detections=detections, single_view=single_view
-        )
 
     def _verify(self, frame: ViewFrame, crop: CropResult) -> tuple[AttributeAnswer, ...]:
         if not self.attributes:
@@ -315,27 +366,11 @@ class VerificationSession:
             )
         return tuple(rows)
 
-    def _count(self, name: str, calls: int) -> None:
-        if calls:
-            self.model_calls[name] = self.model_calls.get(name, 0) + calls
-
     # ---- episode summary -------------------------------------------------------------------------------
 
     @property
     def step_predictions(self) -> tuple[Decision, ...]:
         return tuple(step.step_prediction for step in self.steps)
-
-    @property
-    def final_decision(self) -> Decision | None:
-        return self.steps[-1].decision if self._finished else None
-
-    @property
-    def visited_order(self) -> tuple[int, ...]:
-        order: list[int] = []
-        for step in self.steps:
-            if not step.duplicate_view and step.sector not in order:
-                order.append(step.sector)
-        return tuple(order)
 
     def confidence(self) -> float:
         """Share of decisive attribute decisions that agree with the verdict (0 when none is decisive)."""

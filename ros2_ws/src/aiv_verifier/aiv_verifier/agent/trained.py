@@ -28,15 +28,13 @@ import numpy as np
 from aiv_dataset.vocabulary import target_sector
 from aiv_models.chat import ChatModel, ChatRequest
 
-from ..core.crop import CropResult
 from ..core.nbv import NbvChoice
-from ..core.policy_bookkeeping import EpisodeBookkeeping
 from ..core.types import AttributeState, Decision, LanguageModel
-from ..detection.base import BoxMode, Detector, crop_view
+from ..detection.base import BoxMode, Detector
 from ..model_config import TrainedAgentParams
 from ..query.types import QuerySpec
 from ..verification.base import AttributeAnswer
-from .session import AgentStep, AttributeRow, StageClock, ViewFrame
+from .session import AgentStep, AttributeRow, SessionBase, ViewFrame
 from .settings import AgentSettings
 from .trained_parse import ActionKind, MappedAction, ParsedReply, map_action, parse_reply
 from .trained_prompt import HistoryEntry, PromptState, TrainedPromptTemplate, user_message
@@ -97,41 +95,26 @@ class TrainedAgent:
         return TrainedSession(self, query, episode_key=episode_key, max_steps=max_steps)
 
 
-class TrainedSession:
+class TrainedSession(SessionBase):
     """One episode of the trained agent (an :class:`~.protocol.AgentSession`)."""
 
     def __init__(self, agent: TrainedAgent, query: QuerySpec, *, episode_key: str, max_steps: int) -> None:
-        if max_steps < 1:
-            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+        super().__init__(
+            query,
+            episode_key=episode_key,
+            max_steps=max_steps,
+            bbox_mode=agent.settings.bbox_mode,
+            detector=agent.detector,
+        )
         self.agent = agent
-        self.query = query
-        self.episode_key = episode_key
-        self.max_steps = max_steps
-        self.clock = StageClock()
-        self.steps: list[AgentStep] = []
-        self.model_calls: dict[str, int] = {}
-        self.bookkeeping = EpisodeBookkeeping()
         self.history: list[HistoryEntry] = []
         self.prompts: list[str] = []  # the user message of every step, for debugging and tests
         self.replies: list[str] = []
-        self._finished = False
-
-    @property
-    def finished(self) -> bool:
-        return self._finished
 
     def observe(self, frame: ViewFrame) -> AgentStep:
         """Ask the model about this view and say what to do: answer (Yes/No) or move (Unsure + direction)."""
-        if self._finished:
-            raise RuntimeError(f"episode {self.episode_key!r} already decided; start a new session")
-        if frame.step_count != len(self.steps):
-            raise ValueError(
-                f"episode {self.episode_key!r}: got step_count {frame.step_count}, expected {len(self.steps)}"
-            )
         started = time.perf_counter()
-        book = self.bookkeeping.begin_step(
-            frame.current_sector, frame.navigation_failed, frame.target_visible, frame.image_key
-        )
+        book = self._begin_step(frame)
         crop, notes = self._crop(frame)
         self.clock.add("crop", started)
         remaining = self.max_steps - frame.step_count - 1
@@ -149,7 +132,7 @@ class TrainedSession:
         stage = time.perf_counter()
         reply = ask(self.agent.model, self.agent.template.system, prompt, [frame.image, crop.image])
         self.clock.add("model", stage)
-        self.model_calls[MODEL_CALLS_KEY] = self.model_calls.get(MODEL_CALLS_KEY, 0) + 1
+        self._count(MODEL_CALLS_KEY, 1)
         self.prompts.append(prompt)
         self.replies.append(reply)
         parsed = parse_reply(reply)
@@ -173,24 +156,6 @@ class TrainedSession:
         self._finished = step.stopped
         return step
 
-    def _crop(self, frame: ViewFrame) -> tuple[CropResult, list[str]]:
-        mode = self.agent.settings.bbox_mode
-        detections = frame.detections
-        if mode is BoxMode.DETECTOR:
-            detector = self.agent.detector
-            assert detector is not None  # checked when the agent was built
-            stage = time.perf_counter()
-            detections = tuple(detector.detect(frame.image, self.query.category))
-            self.clock.add("detect", stage)
-            self.model_calls["detector"] = self.model_calls.get("detector", 0) + 1
-        return crop_view(
-            frame.image,
-            mode,
-            gt_box=frame.gt_box,
-            detections=detections,
-            single_view=self.max_steps <= 1,
-        )
-
     def _move(self, sector: int, parsed: ParsedReply, mapped: MappedAction) -> NbvChoice | None:
         if mapped.kind is not ActionKind.MOVE or mapped.direction is None:
             return None
@@ -200,18 +165,6 @@ class TrainedSession:
         return NbvChoice(mapped.direction, target, f"model action {parsed.action!r}")
 
     # ---- episode summary -------------------------------------------------------------------------------
-
-    @property
-    def final_decision(self) -> Decision | None:
-        return self.steps[-1].decision if self._finished else None
-
-    @property
-    def visited_order(self) -> tuple[int, ...]:
-        order: list[int] = []
-        for step in self.steps:
-            if not step.duplicate_view and step.sector not in order:
-                order.append(step.sector)
-        return tuple(order)
 
     def confidence(self) -> float:
         """1.0 when the answer is the model's own Yes/No, 0.0 when an Unsure or an unreadable action was
