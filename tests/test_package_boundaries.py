@@ -71,10 +71,12 @@ FORBIDDEN: dict[str, set[str]] = {
 }
 
 
-def _imported_top_levels(path: Path) -> set[str]:
+def _imported_top_levels(path: Path, *, module_level_only: bool = False) -> set[str]:
+    """Top-level package names a module imports: anywhere (also lazily, inside functions), or only by statements
+    at module level (``module_level_only``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in tree.body if module_level_only else ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -108,22 +110,12 @@ MODEL_LIBRARIES = {
 }
 
 
-def _top_level_imports(path: Path) -> set[str]:
-    """Modules imported by statements at module level (``if TYPE_CHECKING:`` blocks excluded)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
-    return names
-
-
 @pytest.mark.parametrize("package", PROJECT_PACKAGES)
 def test_model_libraries_are_imported_only_where_a_model_is_loaded(package: str) -> None:
     offenders = {
-        str(path.relative_to(SRC)): sorted(_top_level_imports(path) & MODEL_LIBRARIES)
+        str(path.relative_to(SRC)): sorted(
+            _imported_top_levels(path, module_level_only=True) & MODEL_LIBRARIES
+        )
         for path in _modules(package)
     }
     assert {name: bad for name, bad in offenders.items() if bad} == {}

@@ -25,12 +25,13 @@ import logging
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .local_weights import ModelDirError, ModelIdentity, check_model_dir, offline_hub
+from .timing import StageClock
 
 if TYPE_CHECKING:
     import torch
@@ -46,19 +47,6 @@ EMPTY_TEXT = "an object"
 _PROBE_TEXTS = ("a red object", "a blue object")
 WHAT = "CLIP / SigLIP embedding model"
 EXAMPLE = "openai/clip-vit-large-patch14 or google/siglip2-so400m-patch14-384"
-
-
-@dataclass
-class StageTimes:
-    """Wall seconds and calls per model stage (text_tokenize, text_forward, image_preprocess, image_forward,
-    score), accumulated over the model's life; read by the benchmark, never by decisions."""
-
-    seconds: dict[str, float] = field(default_factory=dict)
-    calls: dict[str, int] = field(default_factory=dict)
-
-    def add(self, stage: str, started: float) -> None:
-        self.seconds[stage] = self.seconds.get(stage, 0.0) + (time.perf_counter() - started)
-        self.calls[stage] = self.calls.get(stage, 0) + 1
 
 
 @dataclass(frozen=True)
@@ -119,7 +107,7 @@ class EmbeddingModel:
         self.dtype = dtype
         self.overlength = overlength
         self.max_text_tokens = int(model.config.text_config.max_position_embeddings)
-        self.times = StageTimes()
+        self.times = StageClock()
         self.text_forwards = 0
         self.image_forwards = 0
         self._warned = False
@@ -359,7 +347,6 @@ __all__ = [
     "FAMILY_OF_MODEL_TYPE",
     "OVERLENGTH_POLICIES",
     "EmbeddingModel",
-    "StageTimes",
     "TextCache",
     "TextEmbeddings",
     "effective_text",

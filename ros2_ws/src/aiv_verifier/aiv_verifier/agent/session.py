@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
+from aiv_models.timing import StageClock
 
 from ..core.crop import CropResult, Detection
 from ..core.fusion import FusionStrategy
@@ -103,18 +104,6 @@ class AgentStep:
     @property
     def stopped(self) -> bool:
         return self.decision is not Decision.UNSURE
-
-
-@dataclass
-class StageClock:
-    """Wall time and call counts per stage; timings never influence decisions or records."""
-
-    seconds: dict[str, float] = field(default_factory=dict)
-    calls: dict[str, int] = field(default_factory=dict)
-
-    def add(self, stage: str, started: float) -> None:
-        self.seconds[stage] = self.seconds.get(stage, 0.0) + (time.perf_counter() - started)
-        self.calls[stage] = self.calls.get(stage, 0) + 1
 
 
 @dataclass(frozen=True)
