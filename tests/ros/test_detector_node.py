@@ -200,12 +200,15 @@ def _expected_crop(message: Detection2DArray, size: tuple[int, int]) -> tuple[Se
     return padded_box((best.x_min, best.y_min, best.x_max, best.y_max), width, height), float(best.score)
 
 
-def test_detector_node_boxes_reach_the_verifiers_crops_through_whole_episodes(
-    ros_executor: Any, node_process: Any, micro_root: Path, detector_node: Any, tiny_dir: str
-) -> None:
-    recorder = Recorder(ros_executor)
-    forced = ForcedDetector(tiny_dir)
-    node = detector_node(forced, {"query": "mug"})
+def _serve_episodes(
+    ros_executor: Any,
+    node_process: Any,
+    micro_root: Path,
+    verifier_params: dict[str, object],
+    server_wait_s: float = 30.0,
+) -> tuple[Any, RosEpisodeClient]:
+    """Start the simulator on the micro dataset and a verifier with ``verifier_params`` as processes; return the
+    verifier's process and an episode client whose servers are up."""
     node_process(
         [str(SIM_EXECUTABLE), "--ros-args", *_args({"dataset_root": micro_root, "index_file": INDEX})],
         name="sim",
@@ -216,12 +219,27 @@ def test_detector_node_boxes_reach_the_verifiers_crops_through_whole_episodes(
             "--ros-args",
             "--params-file",
             str(VERIFIER_PARAMS),
-            *_args({"agent.bbox_mode": "detections", "detections_timeout_s": 60.0}),
+            *_args(verifier_params),
         ],
         name="verifier",
     )
     client = ros_executor.spin_new("episode_client", RosEpisodeClient)
-    client.wait_for_servers(timeout_s=30.0)
+    client.wait_for_servers(timeout_s=server_wait_s)
+    return verifier, client
+
+
+def test_detector_node_boxes_reach_the_verifiers_crops_through_whole_episodes(
+    ros_executor: Any, node_process: Any, micro_root: Path, detector_node: Any, tiny_dir: str
+) -> None:
+    recorder = Recorder(ros_executor)
+    forced = ForcedDetector(tiny_dir)
+    node = detector_node(forced, {"query": "mug"})
+    verifier, client = _serve_episodes(
+        ros_executor,
+        node_process,
+        micro_root,
+        {"agent.bbox_mode": "detections", "detections_timeout_s": 60.0},
+    )
 
     cases: set[str] = set()
     categories = []
@@ -278,22 +296,12 @@ def test_boxes_for_the_previous_requests_query_never_reach_the_next_requests_cro
     recorder = Recorder(ros_executor)
     forced = ForcedDetector(tiny_dir, gate=gate)
     node = detector_node(forced, {})  # query parameter left at "object": only the verifier sets it
-    node_process(
-        [str(SIM_EXECUTABLE), "--ros-args", *_args({"dataset_root": micro_root, "index_file": INDEX})],
-        name="sim",
+    verifier, client = _serve_episodes(
+        ros_executor,
+        node_process,
+        micro_root,
+        {"agent.bbox_mode": "detections", "detections_timeout_s": 60.0},
     )
-    verifier = node_process(
-        [
-            str(VERIFIER_EXECUTABLE),
-            "--ros-args",
-            "--params-file",
-            str(VERIFIER_PARAMS),
-            *_args({"agent.bbox_mode": "detections", "detections_timeout_s": 60.0}),
-        ],
-        name="verifier",
-    )
-    client = ros_executor.spin_new("episode_client", RosEpisodeClient)
-    client.wait_for_servers(timeout_s=30.0)
 
     first = client.run(EpisodeRequest(index=0)).verdict  # a backpack
     assert first.decision in (Verdict.DECISION_YES, Verdict.DECISION_NO), first.failure_reason
@@ -471,22 +479,9 @@ def test_the_verifier_accepts_only_detections_computed_for_its_query() -> None:
 def test_verifier_without_a_detector_fails_the_request_naming_detections_timeout_s(
     ros_executor: Any, node_process: Any, micro_root: Path
 ) -> None:
-    node_process(
-        [str(SIM_EXECUTABLE), "--ros-args", *_args({"dataset_root": micro_root, "index_file": INDEX})],
-        name="sim",
+    verifier, client = _serve_episodes(
+        ros_executor, node_process, micro_root, {"agent.bbox_mode": "detections", "detections_timeout_s": 0.5}
     )
-    verifier = node_process(
-        [
-            str(VERIFIER_EXECUTABLE),
-            "--ros-args",
-            "--params-file",
-            str(VERIFIER_PARAMS),
-            *_args({"agent.bbox_mode": "detections", "detections_timeout_s": 0.5}),
-        ],
-        name="verifier",
-    )
-    client = ros_executor.spin_new("episode_client", RosEpisodeClient)
-    client.wait_for_servers(timeout_s=30.0)
     verdict = client.run(EpisodeRequest(index=0)).verdict
     assert verdict.decision == Verdict.DECISION_FAILED
     assert "no detections" in verdict.failure_reason and "detections_timeout_s" in verdict.failure_reason
@@ -498,28 +493,13 @@ def test_verifier_with_the_detector_inside_runs_episodes_and_reports_it(
 ) -> None:
     """``agent.bbox_mode: detector`` over ROS: Grounding DINO loads in the verifier and every step is detected."""
     recorder = Recorder(ros_executor)
-    node_process(
-        [str(SIM_EXECUTABLE), "--ros-args", *_args({"dataset_root": micro_root, "index_file": INDEX})],
-        name="sim",
-    )
-    detector_params = {
+    detector_params: dict[str, object] = {
         "agent.bbox_mode": "detector",
         "detector.backend": "grounding_dino",
         "detector.model_dir": tiny_dir,
         "detector.device": "cpu",
     }
-    verifier = node_process(
-        [
-            str(VERIFIER_EXECUTABLE),
-            "--ros-args",
-            "--params-file",
-            str(VERIFIER_PARAMS),
-            *_args(detector_params),
-        ],
-        name="verifier",
-    )
-    client = ros_executor.spin_new("episode_client", RosEpisodeClient)
-    client.wait_for_servers(timeout_s=60.0)
+    verifier, client = _serve_episodes(ros_executor, node_process, micro_root, detector_params, 60.0)
     verdict = client.run(EpisodeRequest(index=0)).verdict
     assert verdict.decision in (Verdict.DECISION_YES, Verdict.DECISION_NO), verdict.failure_reason
     calls = {timing.stage: timing.calls for timing in verdict.timings}
