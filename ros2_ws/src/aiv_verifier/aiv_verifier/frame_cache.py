@@ -172,7 +172,6 @@ class FrameCache:
         With ``stamp_ns`` None the newest frame is re-read while waiting: if another image arrives before the
         newest one is complete, the wait moves on to that one.
         """
-        deadline = time.monotonic() + timeout_s
 
         def ready() -> FrameEntry | None:
             key = self._newest if stamp_ns is None else stamp_ns
@@ -189,15 +188,9 @@ class FrameCache:
                 return None
             return entry
 
-        with self._condition:
-            while True:
-                entry = ready()
-                if entry is not None:
-                    return entry
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise FrameTimeout(self._missing(stamp_ns, timeout_s, need_ground_truth, need_detections))
-                self._condition.wait(remaining)
+        return self._wait_for(
+            ready, timeout_s, lambda: self._missing(stamp_ns, timeout_s, need_ground_truth, need_detections)
+        )
 
     def wait_detections(
         self, stamp_ns: int, timeout_s: float, *, need_ground_truth: bool = False, query: str | None = None
@@ -212,7 +205,6 @@ class FrameCache:
         say (""), count. Boxes the detector computed for an earlier request's query, for this very frame or
         still in flight, are ignored; the returned entry is a copy whose ``detections`` are the accepted ones.
         """
-        deadline = time.monotonic() + timeout_s
 
         def ready() -> FrameEntry | None:
             candidates = [
@@ -228,6 +220,14 @@ class FrameCache:
             entry = min(candidates, key=lambda entry: entry.stamp_ns)
             return entry if query is None else replace(entry, detections=entry.detections_for(query))
 
+        return self._wait_for(ready, timeout_s, lambda: self._no_detections(stamp_ns, timeout_s, query))
+
+    def _wait_for(
+        self, ready: Callable[[], FrameEntry | None], timeout_s: float, missing: Callable[[], str]
+    ) -> FrameEntry:
+        """Block until ``ready()`` (evaluated under the lock, again after every change) gives an entry, or raise
+        FrameTimeout with ``missing()`` once ``timeout_s`` has passed."""
+        deadline = time.monotonic() + timeout_s
         with self._condition:
             while True:
                 entry = ready()
@@ -235,7 +235,7 @@ class FrameCache:
                     return entry
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise FrameTimeout(self._no_detections(stamp_ns, timeout_s, query))
+                    raise FrameTimeout(missing())
                 self._condition.wait(remaining)
 
     def _no_detections(self, stamp_ns: int, timeout_s: float, query: str | None) -> str:
