@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from aiv_verifier.core.types import Decision
+from aiv_verifier.verification.classical import ClassicalParams, ClassicalVerifier
 from aiv_verifier.verification.classical.colour import COLOUR_NAMES, PROTOTYPES_RGB, name_pixels_rgb
 
 from verifier_classical.scenes import BOX, attr, halves, paint_object, solid, view_of
@@ -21,9 +22,9 @@ def test_every_prototype_is_named_as_itself() -> None:
             assert COLOUR_NAMES[int(labels[0, 0])] == name, (name, rgb)
 
 
-def _answers(verifier, frame, *phrases: str) -> list[Decision]:
+def _answers(verifier, frame, *phrases: str, box=BOX) -> list[Decision]:
     attributes = [attr(p, name=f"a{i}") for i, p in enumerate(phrases)]
-    return [a.answer for a in verifier.verify(view_of(frame), attributes)]
+    return [a.answer for a in verifier.verify(view_of(frame, box), attributes)]
 
 
 @pytest.mark.parametrize(
@@ -77,16 +78,44 @@ def test_two_colour_object(verifier_without_ocr) -> None:
     assert answers == [Decision.YES, Decision.YES, Decision.YES, Decision.NO, Decision.NO]
 
 
-def test_part_colours_are_checked_by_presence_only(verifier_without_ocr) -> None:
+def test_part_colours_present_absent_and_hidden(verifier_without_ocr) -> None:
     def with_strap(patch, xs, ys):
         out = solid(BLUE)(patch, xs, ys)
         out[(xs > 90) & (xs < 110)] = (245, 215, 40)  # a yellow strap down the middle
         return out
 
     frame = paint_object(with_strap)
-    answers = _answers(verifier_without_ocr, frame, "a yellow strap", "a red strap", "a blue body")
-    # Present part colour: Yes; absent part colour: the part may face away, so Unsure, never No.
-    assert answers == [Decision.YES, Decision.UNSURE, Decision.YES]
+    answers = _answers(
+        verifier_without_ocr,
+        frame,
+        "a yellow strap",
+        "a red strap",
+        "a red pocket on the front",
+        "a red wallpaper on the screen",
+        "a blue body",
+    )
+    # Present part colour: Yes. Absent: No for a part every side shows (a strap), Unsure for one that may
+    # face away (anything "on the front", a screen).
+    assert answers == [Decision.YES, Decision.NO, Decision.UNSURE, Decision.UNSURE, Decision.YES]
+
+
+def test_an_absent_part_colour_needs_a_well_resolved_view(verifier_without_ocr) -> None:
+    off = ClassicalVerifier(ClassicalParams(ocr_engine="none", part_absent_is_no=False), ocr=None)
+    frame = paint_object(solid(BLUE))
+    assert _answers(off, frame, "a red strap")[0] is Decision.UNSURE
+    small = (170, 300, 180, 312)  # 10x12 camera pixels: a part could hide in one pixel
+    assert (
+        _answers(verifier_without_ocr, paint_object(solid(BLUE), small), "a red strap", box=small)[0]
+        is not Decision.NO
+    )
+
+    # A shaded, dark-red-looking strap is still red under shade: no contradiction.
+    def dark_strap(patch, xs, ys):
+        out = solid(BLUE)(patch, xs, ys)
+        out[(xs > 90) & (xs < 110)] = (110, 20, 25)
+        return out
+
+    assert _answers(verifier_without_ocr, paint_object(dark_strap), "a red strap")[0] is not Decision.NO
 
 
 def test_reasons_and_certainty_are_filled(verifier_without_ocr) -> None:

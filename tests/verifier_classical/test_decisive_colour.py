@@ -99,15 +99,32 @@ def test_jpeg_and_noise_change_no_answer(verifier_without_ocr) -> None:
 
 def test_a_part_colour_that_is_not_the_main_colour(verifier_without_ocr) -> None:
     # A red body with a yellow band over its lower fifth: the band is there (Yes as a part), but yellow is
-    # not the main colour, and a part colour that is absent (green band) is never a No.
+    # not the main colour; a green band is nowhere on an object whose band every side shows (No), and that
+    # part No never turns into a No for the main colour.
     frame = paint_object(halves(RED, YELLOW, split=0.8))
     band, absent_band, main_red, main_yellow = _answers(
         verifier_without_ocr, frame, "a yellow band", "a green band", "red", "yellow"
     )
     assert band is Decision.YES
-    assert absent_band is Decision.UNSURE
+    assert absent_band is Decision.NO
     assert main_red is Decision.YES
     assert main_yellow is not Decision.YES
+
+
+def test_see_through_parts_are_never_contradicted_by_their_absence(verifier_without_ocr) -> None:
+    # Tinted lenses: a black rim around a pane that lets the wall through, tinted green. The pane looks like
+    # the wall behind it, so the object mask keeps only the rim: neither the true tint nor a wrong one can be
+    # judged from the object's pixels, while an opaque part (the frame) can.
+    frame = background()
+    x1, y1, x2, y2 = BOX
+    frame[y1:y2, x1:x2] = (20, 20, 22)
+    pane = frame[y1 + 20 : y2 - 20, x1 + 20 : x2 - 20].astype(np.float32)
+    frame[y1 + 20 : y2 - 20, x1 + 20 : x2 - 20] = np.clip(pane * (0.75, 1.0, 0.8), 0, 255).astype(np.uint8)
+    green, purple, frame_colour = _answers(
+        verifier_without_ocr, frame, "green lenses", "purple lenses", "purple rims"
+    )
+    assert green is not Decision.NO and purple is not Decision.NO
+    assert frame_colour is Decision.NO
 
 
 def test_a_see_through_object_is_not_contradicted_by_what_it_frames(verifier_without_ocr) -> None:

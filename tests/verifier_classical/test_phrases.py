@@ -6,6 +6,8 @@ import pytest
 from aiv_verifier.verification.classical.phrases import (
     analyse_phrase,
     is_main_colour_claim,
+    part_faces_every_side,
+    part_is_see_through,
     split_description,
 )
 
@@ -81,3 +83,27 @@ def test_odd_phrases_do_not_raise(phrase: str) -> None:
     info = analyse_phrase(phrase)
     assert info.kind in {"unknown", "text", "colour"}
     split_description(phrase)
+
+
+@pytest.mark.parametrize(
+    ("phrase", "every_side", "see_through"),
+    [
+        ("a brown brim", True, False),
+        ("lavender laces", True, False),
+        ("a teal band around it", True, False),
+        ("a white strap", True, False),
+        ("a pink front pocket", False, False),
+        ("an orange wallpaper on the screen", False, False),
+        ("a grey spine", False, False),
+        ("a beige handle", False, False),
+        ("a small rose gold plate on the right arm", False, False),
+        ("teal shoulder straps", False, False),
+        ("green lenses", True, True),
+        ("a dark red body", False, False),
+        ("light blue", False, False),
+    ],
+)
+def test_which_parts_every_side_shows(phrase: str, every_side: bool, see_through: bool) -> None:
+    info = analyse_phrase(phrase)
+    assert part_faces_every_side(info) is every_side
+    assert part_is_see_through(info) is see_through

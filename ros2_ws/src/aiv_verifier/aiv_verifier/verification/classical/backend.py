@@ -9,9 +9,10 @@ Honesty rules, because a wrong "No" costs more than an Unsure (the fusion counts
 * no box (full-image fallback) ⇒ the object is not localised ⇒ Unsure for everything;
 * too few camera pixels on the object ⇒ Unsure;
 * part claims ("a brown brim") are checked by *presence* of the colour only, since parts are not localised:
-  present ⇒ Yes, absent ⇒ Unsure (the part may face away);
-* only a claim about the object's *main* colour can be contradicted by colour alone, and only when the
-  object is clearly dominated by a different, non-neighbouring colour;
+  present ⇒ Yes; absent ⇒ No only for a part that every side shows (a brim, laces) and only when no pixel
+  could be that colour under shade; otherwise Unsure (the part may face away);
+* a part colour never speaks against the object's main colour; a claim about the main colour is
+  contradicted when the object is clearly another colour, or when nothing on it could be the claimed one;
 * materials, shapes, counts, relations: Unsure (no sound pixel cue without a learned model).
 """
 
@@ -41,6 +42,8 @@ from .phrases import (
     analyse_phrase,
     is_main_colour_claim,
     mentioned_colours,
+    part_faces_every_side,
+    part_is_see_through,
     split_description,
 )
 from .region import ObjectRegion, RegionParams, estimate_region
@@ -61,16 +64,27 @@ class ClassicalParams:
       ``main_yes_share`` (0.18): exact share of the claimed colour for Yes (multi-coloured objects split
       their area, so a main colour rarely tops 50 %); ``main_yes_support`` (0.30): share plus half the share
       of shading neighbours, the alternative route to Yes, which can also demand ``main_yes_min_exact_share``
-      of the claimed colour itself (0.0: off; 0.05 stops a black book confirming a "navy blue cover" on
-      neighbour support alone, but also loses Yes on shaded true colours, so it stays off);
+      of the claimed colour itself (0.0: off; 0.02 stops a brown object confirming "dark red" on neighbour
+      support alone, but a cream body whose lit side is named beige then loses its Yes); either route needs
+      ``main_yes_min_compatible`` (0.1) of the object to be explainable as the claimed colour under shade
+      (:func:`.colour.claim_evidence`). ``main_absent_max_compatible`` (0.005): a chromatic claim is No when
+      no more than this of the object could be that colour under any shade while at least
+      ``main_absent_min_contradicting`` (0.25) clearly cannot (a lit view: a dark frame shows no hue at all;
+      on the ``train`` split no positive view came below 0.013);
       ``black_supports_only_dark_neutrals`` (True) drops black from the neighbour support of colours with
       hue instead (black pixels are every colour's unlit side, so they confirm none of them).
       ``main_no_support`` (0.03; was 0.10 before issue 18, lowered on the ``train`` split, where true main
       colours showing on only 4-6 % of a view were contradicted) and ``main_no_dominant`` (0.40): No only
       when the claimed colour (with neighbours) is nearly absent *and* one non-neighbouring colour covers
       this much of the object.
-    Part colour: ``part_yes_share`` (0.03) exact share for "present"; ``part_absent_is_no`` (False): absent
-      part colours stay Unsure unless this is set.
+    Part colour: ``part_yes_share`` (0.03) exact share for "present". ``part_absent_is_no`` (True): a part
+      colour missing from the whole view answers No, but only for a part that every side of the object shows
+      (not "on the front", a screen, a handle, a spine: :func:`.phrases.part_faces_every_side`), on a solid
+      view of at least ``part_absent_min_pixels`` (150) camera pixels, when at most
+      ``part_absent_max_share`` (0.001) of the object is named that colour *and* at most
+      ``part_absent_max_compatible`` (0.06) could be it under shade or a cast. See-through parts (tinted
+      lenses) stay Unsure: their pane looks like the background behind it, so the object mask leaves it
+      out. On the ``train`` split a visible part showed more than that in all but 2 of 394 views.
     Pattern: ``pattern_yes_score`` (0.3) structure score for Yes; ``pattern_no_score`` (0.6) score of a
       *different* clearly present pattern (its colour ≥ 10 % of the object) for No, given only for
       whole-object claims whose colours are absent.
@@ -102,11 +116,13 @@ class ClassicalParams:
     split.
     The chroma and identity Nos need a box at least ``decisive_min_box_px`` (24) camera pixels on its short
     side (thin, edge-on views mix object and background).
-    Identity gate: when ``identity_unexplained_share`` (0.1) of the object is clearly coloured in hues that
+    Identity gate: when ``identity_unexplained_share`` (0.02) of the object is clearly coloured in hues that
     no description names (body, parts, print, logos), every attribute is No: the described object would show
-    some of those colours. Chosen on the ``train`` split; 0 turns the gate off. Objects smaller than
-    ``identity_min_pixels`` (800 camera pixels) are left out: their mask's boundary band, where background
-    leaks in, is too large a share of them.
+    some of those colours. Chosen on the ``train`` split, where no positive view of at least 400 camera
+    pixels came above 0.001 and one in ten same-category distractor views came above 0.018 (the part a
+    sibling has in another colour); 0 turns the gate off. Objects smaller than ``identity_min_pixels`` (400
+    camera pixels) are left out: their mask's boundary band, where background leaks in, is too large a
+    share of them (the only positive view above 0.001, at 0.012, was one of them).
     ``category``: the weight-free category gate (:mod:`.category`): when the box cannot be the query's
     category (size, roundness), every attribute is No, as the reference prompt's category gate answers.
     """
@@ -119,7 +135,10 @@ class ClassicalParams:
     main_no_support: float = 0.03
     main_no_dominant: float = 0.40
     part_yes_share: float = 0.03
-    part_absent_is_no: bool = False
+    part_absent_is_no: bool = True
+    part_absent_max_share: float = 0.001
+    part_absent_max_compatible: float = 0.06
+    part_absent_min_pixels: float = 150.0
     pattern_yes_score: float = 0.3
     pattern_no_score: float = 0.6
     text_match_ratio: float = 0.75
@@ -131,6 +150,9 @@ class ClassicalParams:
     direct_yes_fraction: float = 0.75
     ocr_engine: str = "auto"
     main_yes_min_exact_share: float = 0.0
+    main_yes_min_compatible: float = 0.1
+    main_absent_max_compatible: float = 0.005
+    main_absent_min_contradicting: float = 0.25
     main_no_rule: str = "chroma"
     main_no_compatible_share: float = 0.04
     main_no_contradicting_share: float = 0.55
@@ -139,8 +161,8 @@ class ClassicalParams:
     black_max_lightness: float = 65.0
     colourless_neutral_share: float = 0.85
     colourless_min_lightness: float = 35.0
-    identity_unexplained_share: float = 0.1
-    identity_min_pixels: float = 800.0
+    identity_unexplained_share: float = 0.02
+    identity_min_pixels: float = 400.0
     text_partial_mismatch_is_no: bool = True
     black_supports_only_dark_neutrals: bool = True
     decisive_min_box_px: float = 24.0
@@ -445,10 +467,15 @@ class ClassicalVerifier:
             results.append((term, exact, support, names))
         # Every named colour must be there ("black and white"); each may hold a smaller share.
         per_colour_yes = p.main_yes_share / max(1, len(results))
+        lab = analysis.region.lab[analysis.region.interior]
+        evidence = {t: colour_mod.claim_evidence(lab, names) for t, _, _, names in results}
         if all(
-            exact >= per_colour_yes
-            or (support >= p.main_yes_support / len(results) and exact >= p.main_yes_min_exact_share)
-            for _, exact, support, _ in results
+            (
+                exact >= per_colour_yes
+                or (support >= p.main_yes_support / len(results) and exact >= p.main_yes_min_exact_share)
+            )
+            and evidence[term].compatible >= p.main_yes_min_compatible / len(results)
+            for term, exact, support, _ in results
         ):
             problems = [self._modifier_problem(t, n, stats) for t, _, _, n in results]
             problems = [x for x in problems if x]
@@ -459,6 +486,21 @@ class ClassicalVerifier:
             return _Check(Decision.YES, f"object is mainly {seen}; {claimed} matches", min(0.95, 0.5 + share))
         if analysis.region.method == "ellipse":
             return _unsure(f"object outline unclear; colours in the centre: {seen}")
+        absent = [
+            term
+            for term, _, _, names in results
+            if not set(names) & colour_mod.ACHROMATIC
+            and evidence[term].compatible <= p.main_absent_max_compatible
+            and evidence[term].contradicting >= p.main_absent_min_contradicting
+        ]
+        if p.main_no_rule == "chroma" and absent:
+            term = absent[0]
+            return _Check(
+                Decision.NO,
+                f"object is mainly {seen}: no part of it could be {term.describe()} under any shade "
+                f"({evidence[term].compatible:.1%} could, {evidence[term].contradicting:.0%} cannot)",
+                0.7,
+            )
         if p.main_no_rule == "chroma" and self._solid_view(analysis.region):
             verdict = self._main_colour_no(terms, analysis)
             if verdict.answer is Decision.NO:
@@ -544,9 +586,51 @@ class ClassicalVerifier:
                 f"{claimed} present on the object ({share:.0%}); taken as the {part}",
                 min(0.8, 0.4 + 2 * share),
             )
-        if p.part_absent_is_no and region.method != "ellipse" and all(s < 0.002 for _, s in missing):
-            return _Check(Decision.NO, f"no {missing[0][0].describe()} anywhere on the object", 0.4)
-        return _unsure(f"no {missing[0][0].describe()} found; the {part} may be hidden in this view")
+        absent = self._absent_part_colour(info, missing, analysis)
+        if absent is not None:
+            return _Check(
+                Decision.NO,
+                f"no {absent.describe()} anywhere on the object, and every side shows the {part}",
+                0.6,
+            )
+        term, exact = missing[0]
+        evidence = colour_mod.claim_evidence(
+            region.lab[region.interior], claimed_names(term.name, term.modifier)
+        )
+        return _unsure(
+            f"no {term.describe()} found ({exact:.1%} named, {evidence.compatible:.1%} could be under "
+            f"shade); the {part} may be hidden in this view"
+        )
+
+    def _absent_part_colour(
+        self, info: PhraseInfo, missing: list[tuple[ColourTerm, float]], analysis: _ViewAnalysis
+    ) -> ColourTerm | None:
+        """The claimed part colour that is missing from this whole view, when that contradicts the claim.
+
+        Only for parts that every side of the object shows (:func:`.phrases.part_faces_every_side`), on a
+        solid view of an object big enough that such a part would cover a few camera pixels; and only when
+        no pixel could be that colour under shade or a cast (the lighting-tolerant ``compatible`` share),
+        not merely when the nearest colour names differ.
+        """
+        p = self.params
+        region = analysis.region
+        if (
+            not p.part_absent_is_no
+            or not part_faces_every_side(info)
+            or region.source_pixels < p.part_absent_min_pixels
+            or not self._solid_view(region)
+        ):
+            return None
+        if part_is_see_through(info):
+            return None  # the pane looks like the background behind it, so the mask leaves it out
+        lab = region.lab[region.interior]
+        for term, exact in missing:
+            if exact > p.part_absent_max_share:
+                continue
+            evidence = colour_mod.claim_evidence(lab, claimed_names(term.name, term.modifier))
+            if evidence.compatible <= p.part_absent_max_compatible:
+                return term
+        return None
 
     # -- pattern ----------------------------------------------------------------------------------------
 

@@ -481,6 +481,79 @@ def split_description(description: str) -> list[str]:
     return [" ".join(_restore(c).split()) for c in clauses if c]
 
 
+#: Words that tie a part to one side of the object ("on the front", "the right arm", "inside"): such a part
+#: faces away from some viewpoints, so not seeing its colour in one view says nothing.
+ONE_SIDED_WORDS: frozenset[str] = frozenset(
+    ["front", "back", "rear", "side", "sides", "left", "right", "bottom", "underside", "inside", "interior"]
+)
+
+#: Parts that exist on one face of their object whatever the phrase says: a phone's or laptop's screen, a
+#: book's spine, a mug's handle and inside, a toy's snout, face and foot pads, a pocket, a backpack's
+#: shoulder straps.
+ONE_SIDED_PARTS: frozenset[str] = frozenset(
+    [
+        "shoulder",
+        "screen",
+        "wallpaper",
+        "display",
+        "spine",
+        "handle",
+        "handles",
+        "inside",
+        "interior",
+        "lining",
+        "snout",
+        "muzzle",
+        "nose",
+        "face",
+        "eyes",
+        "eye",
+        "mouth",
+        "pad",
+        "pads",
+        "paw",
+        "paws",
+        "pocket",
+        "pockets",
+        "plate",
+        "plates",
+        "buckle",
+        "buckles",
+        "zipper",
+        "zippers",
+        "zip",
+        "tongue",
+        "toe",
+    ]
+)
+
+#: Words of a part the background shows through (tinted lenses, a window): its colour mixes with whatever
+#: lies behind it, so its absence is never evidence.
+SEE_THROUGH_WORDS: frozenset[str] = frozenset(
+    ["lenses", "glass", "glasses", "window", "windows", "tinted", "transparent", "translucent", "clear"]
+)
+
+
+def part_faces_every_side(info: PhraseInfo) -> bool:
+    """Whether a part claim names a part that every viewpoint of the object shows (a hat's brim, a shoe's
+    laces, a watch's strap, a pair of glasses' lenses), so that its colour missing from a well-resolved view
+    contradicts the claim.
+
+    False for parts tied to one side (by a positional word or by what they are) and for claims that name no
+    part at all.
+    """
+    words = set(info.words)
+    if not info.part or info.part in MAIN_NOUNS:
+        return False
+    return not (words & ONE_SIDED_WORDS or words & ONE_SIDED_PARTS)
+
+
+def part_is_see_through(info: PhraseInfo) -> bool:
+    """Whether the claimed part lets the background show through (tinted lenses, a window): its colour is a
+    tint over whatever lies behind, so only its complete absence says anything."""
+    return bool(set(info.words) & SEE_THROUGH_WORDS)
+
+
 def is_main_colour_claim(info: PhraseInfo, attribute_name: str = "") -> bool:
     """Whether a colour claim is about the object as a whole (checkable against its dominant colours).
 
