@@ -121,7 +121,7 @@ def test_see_through_parts_are_never_contradicted_by_their_absence(verifier_with
     pane = frame[y1 + 20 : y2 - 20, x1 + 20 : x2 - 20].astype(np.float32)
     frame[y1 + 20 : y2 - 20, x1 + 20 : x2 - 20] = np.clip(pane * (0.75, 1.0, 0.8), 0, 255).astype(np.uint8)
     green, purple, frame_colour = _answers(
-        verifier_without_ocr, frame, "green lenses", "purple lenses", "purple rims"
+        verifier_without_ocr, frame, "green lenses", "purple lenses", "a purple frame"
     )
     assert green is not Decision.NO and purple is not Decision.NO
     assert frame_colour is Decision.NO
@@ -193,3 +193,34 @@ def test_identity_gate_on_colours_no_description_names(verifier_without_ocr) -> 
 def test_bad_rule_names_are_refused() -> None:
     with pytest.raises(ValueError, match="main_no_rule"):
         ClassicalParams(main_no_rule="maybe")
+
+
+@pytest.mark.parametrize("gains", [(1.15, 1.0, 0.85), (0.85, 1.0, 1.15), (1.0, 1.0, 1.0)])
+def test_a_part_colour_under_a_cast_is_not_called_absent(verifier_without_ocr, gains) -> None:
+    # A grey body with a purple band: a strong cast turns the purple towards magenta or blue, past what a Yes
+    # accepts, but never so far that the band counts as missing; a green band is missing under every cast.
+    def with_band(patch, xs, ys):
+        out = solid((150, 150, 152), shade=0.2)(patch, xs, ys)
+        out[(ys > 120) & (ys < 140)] = (115, 45, 155)
+        return out
+
+    frame = _cast(paint_object(with_band), gains)
+    purple, green = _answers(verifier_without_ocr, frame, "a purple band", "a green band")
+    assert purple is not Decision.NO
+    assert green is Decision.NO
+
+
+def test_absence_is_judged_with_a_wider_hue_tolerance_than_presence() -> None:
+    # Pixels at the hue of blue's prototype turned by 45° (what a strong cast can do to a hue): too far for
+    # a Yes at the default tolerance, close enough that blue cannot be called absent; a hue turned by 120°
+    # (a different colour) is incompatible either way.
+    proto = srgb_to_lab(np.array([[35, 85, 205]], np.float32))[0]
+    chroma, hue = np.hypot(proto[1], proto[2]), np.arctan2(proto[2], proto[1])
+
+    def turned(degrees: float) -> np.ndarray:
+        angle = hue + np.radians(degrees)
+        return np.array([[proto[0], chroma * np.cos(angle), chroma * np.sin(angle)]], np.float32)
+
+    assert claim_evidence(turned(45), ("blue",)).compatible == 0.0
+    assert claim_evidence(turned(45), ("blue",), hue_tolerance_deg=60.0).compatible == 1.0
+    assert claim_evidence(turned(120), ("blue",), hue_tolerance_deg=60.0).compatible == 0.0

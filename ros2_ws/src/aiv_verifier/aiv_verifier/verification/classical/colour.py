@@ -334,8 +334,15 @@ def _hue_distance(h1: np.ndarray, h2: float) -> np.ndarray:
     return np.minimum(d, 360.0 - d)
 
 
-def claim_evidence(lab: np.ndarray, names: tuple[str, ...]) -> ClaimEvidence:
-    """Evidence for "the object is <one of names>" from its Lab pixels (N×3)."""
+def claim_evidence(
+    lab: np.ndarray, names: tuple[str, ...], hue_tolerance_deg: float = COMPATIBLE_HUE_DEG
+) -> ClaimEvidence:
+    """Evidence for "the object is <one of names>" from its Lab pixels (N×3).
+
+    ``hue_tolerance_deg`` widens what counts as ``compatible``: a test for a colour's *absence* uses a wider
+    one than a test for its presence, because a strong white-balance cast turns some hues (a purple bow goes
+    magenta) by more than the default allows, and calling a present colour absent costs a wrong No.
+    """
     pixels = np.asarray(lab, dtype=np.float32).reshape(-1, 3)
     n = pixels.shape[0]
     if n == 0:
@@ -365,7 +372,7 @@ def claim_evidence(lab: np.ndarray, names: tuple[str, ...]) -> ClaimEvidence:
             # Shade and casts lower or barely raise chroma: a tan surface never shows a saturated yellow.
             max_chroma = MAX_CHROMA_FACTOR * proto_c + CHROMA_SLACK
             compatible |= (
-                (distance <= COMPATIBLE_HUE_DEG)
+                (distance <= hue_tolerance_deg)
                 & (chroma >= min_chroma)
                 & (chroma <= max_chroma)
                 & (lightness <= proto_l + 20.0)

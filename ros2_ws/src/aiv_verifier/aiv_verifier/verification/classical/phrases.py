@@ -527,6 +527,41 @@ ONE_SIDED_PARTS: frozenset[str] = frozenset(
     ]
 )
 
+#: Parts a view from 1-2 m may not resolve: small accessories (a teddy bear's bow, a watch's dial, heel tabs,
+#: buttons) and thin ones (the arms and rims of glasses, laces, cords), a few millimetres across, so one or
+#: two camera pixels that compression and noise wash out. Not seeing their colour is no evidence.
+SMALL_PARTS: frozenset[str] = frozenset(
+    [
+        "bow",
+        "ribbon",
+        "dial",
+        "dials",
+        "button",
+        "buttons",
+        "tab",
+        "tabs",
+        "tip",
+        "charm",
+        "pin",
+        "rivet",
+        "arm",
+        "arms",
+        "temple",
+        "temples",
+        "rim",
+        "rims",
+        "lace",
+        "laces",
+        "shoelaces",
+        "cord",
+        "cords",
+        "cable",
+        "chain",
+        "wire",
+        "string",
+    ]
+)
+
 #: Words of a part the background shows through (tinted lenses, a window): its colour mixes with whatever
 #: lies behind it, so its absence is never evidence.
 SEE_THROUGH_WORDS: frozenset[str] = frozenset(
@@ -539,13 +574,13 @@ def part_faces_every_side(info: PhraseInfo) -> bool:
     laces, a watch's strap, a pair of glasses' lenses), so that its colour missing from a well-resolved view
     contradicts the claim.
 
-    False for parts tied to one side (by a positional word or by what they are) and for claims that name no
-    part at all.
+    False for parts tied to one side (by a positional word or by what they are), for small accessories that
+    a distant view may not resolve, and for claims that name no part at all.
     """
     words = set(info.words)
     if not info.part or info.part in MAIN_NOUNS:
         return False
-    return not (words & ONE_SIDED_WORDS or words & ONE_SIDED_PARTS)
+    return not (words & ONE_SIDED_WORDS or words & ONE_SIDED_PARTS or words & SMALL_PARTS)
 
 
 def part_is_see_through(info: PhraseInfo) -> bool:
