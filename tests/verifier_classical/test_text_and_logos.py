@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from aiv_verifier.core.types import Decision
 from aiv_verifier.verification.classical import ClassicalParams, ClassicalVerifier, OcrItem, make_ocr_engine
+from PIL import Image
 
 from verifier_classical.scenes import BOX, attr, paint_object, printed_box, solid, view_of
 
@@ -34,6 +35,22 @@ def test_ocr_engine_reads_a_printed_word() -> None:
     frame = printed_box(NAVY, WHITE, "NOVA")
     items = engine.read(frame)
     assert any("NOVA" in item.text.upper() for item in items), items
+
+
+def test_a_large_crop_is_read_at_the_capped_size_with_boxes_in_its_own_pixels() -> None:
+    # The verifier's crops reach 512x1408 px (upscaled from thin boxes); the engine reads them at a long
+    # side of 960 px at most (the detector's activations are most of the verifier's peak memory) and gives
+    # the boxes back in the crop's own coordinates.
+    from aiv_verifier.verification.classical.ocr import RapidOcrEngine
+
+    _engine_or_skip()
+    frame = printed_box(NAVY, WHITE, "NOVA")
+    large = np.asarray(Image.fromarray(frame).resize((frame.shape[1] * 3, frame.shape[0] * 3), Image.BICUBIC))
+    engine = RapidOcrEngine(max_input_side=960)
+    (item,) = [i for i in engine.read(large) if "NOVA" in i.text.upper()]
+    x1, y1, x2, y2 = item.box
+    # The word was printed inside the box (40, 240, 320, 400) of the small frame: three times that here.
+    assert 3 * 40 <= x1 < x2 <= 3 * 320 and 3 * 240 <= y1 < y2 <= 3 * 400, item.box
 
 
 def test_text_claims(verifier) -> None:
