@@ -254,24 +254,39 @@ def test_a_new_goal_preempts_and_a_cancel_stops_where_the_base_is(stand_in) -> N
     assert client.statuses() == ["accepted", "preempted", "accepted", "arrived"]
     assert _close(client.odometry(), captures[1].base_pose)
 
-    client.send(far_away.base_pose)
-    wait_until(lambda: client.statuses()[-1] == "accepted", "the goal to be accepted")
-    client.cancel_pub.publish(Empty())
-    wait_until(lambda: client.statuses()[-1] == "cancelled", "the cancel")
+    target = _stop_while_moving(client, captures, lambda: client.cancel_pub.publish(Empty()))
     seen = len(client.messages("odom_pose"))
     wait_until(lambda: len(client.messages("odom_pose")) > seen + 2, "odometry after the cancel")
     stopped = client.odometry()
     wait_until(lambda: len(client.messages("odom_pose")) > seen + 4, "more odometry after the cancel")
     assert _close(client.odometry(), stopped)  # it stays where it stopped
-    assert not _close(stopped, far_away.base_pose, 1e-3)
+    assert not _close(stopped, target, 1e-3)
     assert not _close(stopped, captures[1].base_pose, 1e-3)
 
     # A zero twist on cmd_vel (what a robot adapter sends to stop any base) stops it too.
-    client.send(far_away.base_pose)
-    wait_until(lambda: client.statuses()[-1] == "accepted", "the goal to be accepted again")
-    client.twist_pub.publish(Twist())
-    wait_until(lambda: client.statuses()[-1] in ("cancelled", "arrived"), "the zero twist")
-    assert client.statuses()[-1] == "cancelled"
+    _stop_while_moving(client, captures, lambda: client.twist_pub.publish(Twist()))
+
+
+def _stop_while_moving(client, captures, stop) -> BasePose:
+    """Send the base to the capture pose farthest from where it is, call ``stop`` once the goal is accepted,
+    and return the goal it was stopped on the way to.
+
+    The move takes about a second at the test's time scale; on a loaded machine the stop can reach the node
+    after the base has arrived (seen once in CI). That is a lost race, not a failure to stop, so it is tried
+    again from the new place, up to three times; every try must end either way, and one must be a stop.
+    """
+    for _ in range(3):
+        here = client.odometry()
+        target = max(
+            (v.base_pose for v in captures), key=lambda pose: math.hypot(pose.x - here.x, pose.y - here.y)
+        )
+        client.send(target)
+        wait_until(lambda: client.statuses()[-1] == "accepted", "the goal to be accepted")
+        stop()
+        wait_until(lambda: client.statuses()[-1] in ("cancelled", "arrived"), "the stop or the arrival")
+        if client.statuses()[-1] == "cancelled":
+            return target
+    raise AssertionError(f"the base never stopped on the way in three tries: {client.statuses()}")
 
 
 @pytest.mark.parametrize(
