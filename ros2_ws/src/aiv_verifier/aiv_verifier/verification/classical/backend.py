@@ -212,6 +212,19 @@ class _ViewAnalysis:
         self._ocr_items: list[OcrItem] | None = None
         self.ocr_calls = 0
         self.ocr_seconds = 0.0
+        self.interior_lab = region.lab[region.interior]
+        self._evidence: dict[tuple[tuple[str, ...], float], colour_mod.ClaimEvidence] = {}
+
+    def evidence(
+        self, names: tuple[str, ...], hue_tolerance_deg: float = colour_mod.COMPATIBLE_HUE_DEG
+    ) -> colour_mod.ClaimEvidence:
+        """:func:`.colour.claim_evidence` over the object's pixels, computed once per colour and tolerance:
+        the main-colour Yes and No rules, the absence rules and the reasons of one view ask for the same
+        colours several times."""
+        key = (names, hue_tolerance_deg)
+        if key not in self._evidence:
+            self._evidence[key] = colour_mod.claim_evidence(self.interior_lab, names, hue_tolerance_deg)
+        return self._evidence[key]
 
     def ocr_items(self) -> list[OcrItem]:
         if self._ocr_items is None:
@@ -474,8 +487,7 @@ class ClassicalVerifier:
             results.append((term, exact, support, names))
         # Every named colour must be there ("black and white"); each may hold a smaller share.
         per_colour_yes = p.main_yes_share / max(1, len(results))
-        lab = analysis.region.lab[analysis.region.interior]
-        evidence = {t: colour_mod.claim_evidence(lab, names) for t, _, _, names in results}
+        evidence = {t: analysis.evidence(names) for t, _, _, names in results}
         if all(
             (
                 exact >= per_colour_yes
@@ -496,7 +508,7 @@ class ClassicalVerifier:
         for term, _, _, names in results:
             if p.main_no_rule != "chroma" or set(names) & colour_mod.ACHROMATIC:
                 continue
-            loose = colour_mod.claim_evidence(lab, names, p.absent_hue_tolerance_deg)
+            loose = analysis.evidence(names, p.absent_hue_tolerance_deg)
             if (
                 loose.compatible <= p.main_absent_max_compatible
                 and evidence[term].contradicting >= p.main_absent_min_contradicting
@@ -527,13 +539,11 @@ class ClassicalVerifier:
     def _main_colour_no(self, terms: Sequence[ColourTerm], analysis: _ViewAnalysis) -> _Check:
         """No when some claimed colour is clearly not the object's colour (see ``ClassicalParams``)."""
         p = self.params
-        region = analysis.region
         seen = analysis.stats.summary(3)
-        lab = region.lab[region.interior]
         claimed = " and ".join(t.describe() for t in terms)
         for term in terms:
             names = claimed_names(term.name, term.modifier)
-            evidence = colour_mod.claim_evidence(lab, names)
+            evidence = analysis.evidence(names)
             what = term.describe()
             if (
                 evidence.compatible <= p.main_no_compatible_share
@@ -600,9 +610,7 @@ class ClassicalVerifier:
                 0.6,
             )
         term, exact = missing[0]
-        evidence = colour_mod.claim_evidence(
-            region.lab[region.interior], claimed_names(term.name, term.modifier)
-        )
+        evidence = analysis.evidence(claimed_names(term.name, term.modifier))
         return _unsure(
             f"no {term.describe()} found ({exact:.1%} named, {evidence.compatible:.1%} could be under "
             f"shade); the {part} may be hidden in this view"
@@ -623,19 +631,19 @@ class ClassicalVerifier:
         if (
             not p.part_absent_is_no
             or not part_faces_every_side(info)
+            or part_is_see_through(info)  # the pane looks like the background behind it: the mask drops it
             or region.source_pixels < p.part_absent_min_pixels
             or not self._solid_view(region)
         ):
             return None
-        if part_is_see_through(info):
-            return None  # the pane looks like the background behind it, so the mask leaves it out
-        lab = region.lab[region.interior]
         for term, exact in missing:
             names = claimed_names(term.name, term.modifier)
             if exact > p.part_absent_max_share or set(names) & colour_mod.ACHROMATIC:
                 continue  # every object has shadows and highlights: a neutral part is never clearly absent
-            evidence = colour_mod.claim_evidence(lab, names, p.absent_hue_tolerance_deg)
-            if evidence.compatible <= p.part_absent_max_compatible:
+            if (
+                analysis.evidence(names, p.absent_hue_tolerance_deg).compatible
+                <= p.part_absent_max_compatible
+            ):
                 return term
         return None
 

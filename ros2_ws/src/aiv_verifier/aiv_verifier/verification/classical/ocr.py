@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+import cv2
 import numpy as np
 
 #: Engine names accepted by :func:`make_ocr_engine`.
@@ -96,8 +97,6 @@ class RapidOcrEngine:
         height, width = image_rgb.shape[:2]
         scale = min(1.0, self._max_input_side / max(height, width, 1))
         if scale < 1.0:
-            import cv2
-
             size = (max(1, round(width * scale)), max(1, round(height * scale)))
             image_rgb = cv2.resize(image_rgb, size, interpolation=cv2.INTER_AREA)
         bgr = np.ascontiguousarray(image_rgb[..., ::-1])
