@@ -224,3 +224,69 @@ def test_absence_is_judged_with_a_wider_hue_tolerance_than_presence() -> None:
     assert claim_evidence(turned(45), ("blue",)).compatible == 0.0
     assert claim_evidence(turned(45), ("blue",), hue_tolerance_deg=60.0).compatible == 1.0
     assert claim_evidence(turned(120), ("blue",), hue_tolerance_deg=60.0).compatible == 0.0
+
+
+SMALL_BOX = (130, 300, 240, 370)  # 110 x 70 px: at 0.8-1.9 m a size a mug or a pair of glasses can have
+
+
+def _spectacles(colour: tuple[int, int, int] = (20, 20, 22)) -> np.ndarray:
+    """Two thick rings joined by a bridge: a frame around see-through lenses (the wall shows inside)."""
+    import cv2
+
+    frame = background()
+    x1, y1, x2, y2 = SMALL_BOX
+    cy, r = (y1 + y2) // 2, (y2 - y1) // 2 - 4
+    for cx in (x1 + r + 4, x2 - r - 5):
+        cv2.circle(frame, (cx, cy), r, colour, thickness=6)
+    cv2.line(frame, (x1 + 2 * r, cy - r // 2), (x2 - 2 * r, cy - r // 2), colour, thickness=6)
+    return frame
+
+
+def test_silhouette_shape_of_a_disc_and_a_ring() -> None:
+    from aiv_verifier.verification.classical.category import silhouette_shape
+
+    yy, xx = np.mgrid[0:101, 0:101]
+    disc = (yy - 50) ** 2 + (xx - 50) ** 2 <= 50**2
+    ring = disc & ((yy - 50) ** 2 + (xx - 50) ** 2 >= 42**2)
+    solidity, fill = silhouette_shape(disc)
+    assert solidity > 0.97 and abs(fill - np.pi / 4) < 0.02
+    assert silhouette_shape(ring)[0] < 0.35
+
+
+def test_a_filled_compact_silhouette_is_no_pair_of_glasses(verifier_without_ocr) -> None:
+    frame = paint_object(solid(BLUE), SMALL_BOX)
+    glasses = verifier_without_ocr.verify(view_of(frame, SMALL_BOX, "eyeglasses"), [attr("blue")])
+    assert glasses[0].answer is Decision.NO and "thin frame" in glasses[0].reason
+    # The same blob is a fine mug, and the size gate lets both categories through.
+    assert _answers(verifier_without_ocr, frame, "blue", category="mug", box=SMALL_BOX) == [Decision.YES]
+
+
+def test_an_open_frame_silhouette_is_no_solid_body(verifier_without_ocr) -> None:
+    frame = _spectacles()
+    mug = verifier_without_ocr.verify(view_of(frame, SMALL_BOX, "mug"), [attr("black")])
+    assert mug[0].answer is Decision.NO and "solid body" in mug[0].reason
+    glasses = verifier_without_ocr.verify(view_of(frame, SMALL_BOX, "eyeglasses"), [attr("black")])
+    assert "not a" not in glasses[0].reason
+    # Categories the silhouette says nothing about (a bag can be a strap loop) are left alone.
+    bag = verifier_without_ocr.verify(view_of(frame, SMALL_BOX, "bag"), [attr("black")])
+    assert "not a" not in bag[0].reason
+    off = ClassicalVerifier(
+        ClassicalParams(ocr_engine="none", category=CategoryParams(solid_body_min_solidity=0.0)), ocr=None
+    )
+    assert "not a" not in off.verify(view_of(frame, SMALL_BOX, "mug"), [attr("black")])[0].reason
+
+
+def test_a_pale_colour_in_shadow_is_not_contradicted_by_its_darker_name(verifier_without_ocr) -> None:
+    # Lavender in a dim corner: every pixel is named navy blue, but its hue is lavender's, so the name-share
+    # rule (another colour dominates, none of the claimed name) must not turn it into a No. A claim with
+    # another hue is still contradicted.
+    frame = paint_object(solid((66, 58, 92)))
+    lavender, yellow = verifier_without_ocr.verify(
+        view_of(frame, BOX, "bag"), [attr("lavender"), attr("yellow")]
+    )
+    assert lavender.answer is not Decision.NO, lavender.reason
+    assert yellow.answer is Decision.NO
+    names_without_guard = ClassicalVerifier(
+        ClassicalParams(ocr_engine="none", main_no_max_compatible=1.0), ocr=None
+    )
+    assert names_without_guard.verify(view_of(frame, BOX, "bag"), [attr("lavender")])[0].answer is Decision.NO

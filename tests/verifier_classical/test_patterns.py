@@ -6,7 +6,7 @@ import numpy as np
 from aiv_verifier.core.types import Decision
 from aiv_verifier.verification.classical.pattern import PatternParams, count_x_junctions, find_structures
 
-from verifier_classical.scenes import attr, checks, dots, paint_object, solid, stripes, view_of
+from verifier_classical.scenes import attr, checks, dots, halves, paint_object, solid, stripes, view_of
 
 NAVY = (25, 35, 95)
 WHITE = (245, 245, 242)
@@ -82,3 +82,39 @@ def test_structure_scores_separate_the_three_kinds() -> None:
     assert count_x_junctions(checked, region, 2) >= 50
     assert count_x_junctions(dotted, region, 2) == 0
     assert count_x_junctions(striped, region, 2) == 0
+
+
+def test_a_whole_object_pattern_in_a_colour_the_object_lacks_is_no(verifier_without_ocr) -> None:
+    # Navy and white stripes: nothing on the object could be yellow or red under any shade.
+    frame = paint_object(stripes(NAVY, WHITE))
+    answers = _answers(
+        verifier_without_ocr,
+        frame,
+        "red stripes",  # whole object: every side would show some red (navy stripes are no other pattern)
+        "red stripes on the brim",  # a brim faces every side too
+        "red flower print on the front cover",  # one face only: may be turned away
+        "red stripes on the arms",  # thin parts a distant view may not resolve
+        "white stripes",
+    )
+    assert answers == [Decision.NO, Decision.NO, Decision.UNSURE, Decision.UNSURE, Decision.YES]
+
+
+def test_a_pattern_colour_under_shade_is_not_called_absent(verifier_without_ocr) -> None:
+    # Dark red checks on brown: the claimed "red" could be the checks in shadow, so no absence No.
+    frame = paint_object(checks((120, 25, 30), BROWN))
+    assert _answers(verifier_without_ocr, frame, "red polka dots")[0] is not Decision.NO
+
+
+def test_no_pattern_claim_is_contradicted_only_by_a_clear_pattern(verifier_without_ocr) -> None:
+    striped = paint_object(stripes(NAVY, WHITE))
+    dotted = paint_object(dots(RED, WHITE))
+    plain = paint_object(solid(RED, shade=0.4))
+    two_tone = paint_object(halves(GREEN, WHITE))
+    assert _answers(verifier_without_ocr, striped, "no pattern", "no pattern on the brim") == [
+        Decision.NO,
+        Decision.UNSURE,  # the brim is not located: stripes elsewhere say nothing about it
+    ]
+    assert _answers(verifier_without_ocr, dotted, "no pattern")[0] is Decision.NO
+    # A plain or two-tone body is no pattern, but another side could still be printed: never a Yes.
+    assert _answers(verifier_without_ocr, plain, "no pattern")[0] is Decision.UNSURE
+    assert _answers(verifier_without_ocr, two_tone, "no pattern")[0] is Decision.UNSURE

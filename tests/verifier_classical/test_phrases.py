@@ -8,6 +8,7 @@ from aiv_verifier.verification.classical.phrases import (
     is_main_colour_claim,
     part_faces_every_side,
     part_is_see_through,
+    pattern_faces_every_side,
     split_description,
 )
 
@@ -24,6 +25,10 @@ from aiv_verifier.verification.classical.phrases import (
         ("a yellow star logo", "logo", ["yellow"], {"logo_shape": "star"}),
         ("a cream lightning bolt logo on its chest", "logo", ["cream"], {"logo_shape": "bolt"}),
         ("no logo on the front", "no_logo", [], {}),
+        ("no pattern", "no_pattern", [], {"is_main": True}),
+        ("no pattern on the brim", "no_pattern", [], {"part": "brim"}),
+        ("without stripes", "no_pattern", [], {}),
+        ('the word "NO" printed on the side', "text", [], {"quoted": ("NO",)}),
         ("straw", "material", [], {}),
         ("rectangular rims", "shape", [], {}),
         ("two buckles", "count", [], {"count": 2}),
@@ -102,6 +107,7 @@ def test_odd_phrases_do_not_raise(phrase: str) -> None:
         ("a purple bow", False, False),
         ("a gold dial on top", False, False),
         ("green lenses", True, True),
+        ("a blue lens", False, False),  # a camera's lens looks one way
         ("a dark red body", False, False),
         ("light blue", False, False),
     ],
@@ -110,3 +116,18 @@ def test_which_parts_every_side_shows(phrase: str, every_side: bool, see_through
     info = analyse_phrase(phrase)
     assert part_faces_every_side(info) is every_side
     assert part_is_see_through(info) is see_through
+
+
+@pytest.mark.parametrize(
+    ("phrase", "every_side"),
+    [
+        ("blue stripes", True),
+        ("grey checks", True),
+        ("blue stripes on the brim", True),
+        ("yellow stripes on the arms", False),
+        ("white flower print on the front cover", False),
+        ("dark red plaid pattern on the back of the case", False),
+    ],
+)
+def test_which_patterns_every_side_shows(phrase: str, every_side: bool) -> None:
+    assert pattern_faces_every_side(analyse_phrase(phrase)) is every_side

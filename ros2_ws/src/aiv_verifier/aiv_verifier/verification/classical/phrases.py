@@ -268,7 +268,8 @@ class PhraseInfo:
     """What one phrase (or clause) asks for. Empty fields mean "not mentioned".
 
     ``kind`` is the checkable claim: ``text`` (quoted word), ``logo`` (a mark, maybe with shape), ``no_logo``
-    (absence claim), ``pattern``, ``colour``, ``material``, ``shape``, ``count`` or ``unknown``.
+    (absence claim), ``no_pattern`` ("no pattern", "without stripes": a plain surface), ``pattern``,
+    ``colour``, ``material``, ``shape``, ``count`` or ``unknown``.
     ``colours`` are the colours that describe the claimed thing itself: the pattern's colours for a pattern,
     the text's colour for text, the logo's colour for a logo, the object's/part's colours otherwise.
     ``base_colours`` are colours in the same phrase that describe something else (a pattern's background).
@@ -288,6 +289,10 @@ class PhraseInfo:
     count: int | None = None
     truncated: bool = False
     words: tuple[str, ...] = field(default=(), repr=False)
+
+
+#: Words for "a pattern" in general, which a negation turns into a plain-surface claim ("no pattern").
+_PATTERN_NOUNS: frozenset[str] = frozenset(["pattern", "patterns", "patterned", "print", "prints", "printed"])
 
 
 def _normalise(text: str) -> str:
@@ -368,6 +373,13 @@ def analyse_phrase(phrase: str) -> PhraseInfo:
         w in lexicon.NEGATION_WORDS and any(0 < j - i <= 3 for j in logo_positions)
         for i, w in enumerate(words)
     )
+    pattern_positions = [i for i, w in enumerate(words) if w in _PATTERN_NOUNS] + (
+        [pattern_pos] if pattern else []
+    )
+    plain_claim = any(
+        w in lexicon.NEGATION_WORDS and any(0 < j - i <= 2 for j in pattern_positions)
+        for i, w in enumerate(words)
+    )
     logo_shape = _logo_shape(words)
     materials = tuple(w for w in words if w in lexicon.MATERIAL_WORDS)
     shapes = tuple(w for w in words if w in lexicon.SHAPE_WORDS)
@@ -386,6 +398,9 @@ def analyse_phrase(phrase: str) -> PhraseInfo:
     own: list[ColourTerm] = list(colours)
     if negated and logo_positions:
         kind = "no_logo"
+        own = []
+    elif plain_claim and not quoted:
+        kind = "no_pattern"
         own = []
     elif (quoted and has_text_cue) or quoted:
         kind = "text"
@@ -488,7 +503,7 @@ ONE_SIDED_WORDS: frozenset[str] = frozenset(
 )
 
 #: Parts that exist on one face of their object whatever the phrase says: a phone's or laptop's screen, a
-#: book's spine, a mug's handle and inside, a toy's snout, face and foot pads, a pocket, a backpack's
+#: camera's lens, a book's spine, a mug's handle and inside, a toy's snout, face and foot pads, a pocket, a backpack's
 #: shoulder straps.
 ONE_SIDED_PARTS: frozenset[str] = frozenset(
     [
@@ -499,6 +514,7 @@ ONE_SIDED_PARTS: frozenset[str] = frozenset(
         "spine",
         "handle",
         "handles",
+        "lens",
         "inside",
         "interior",
         "lining",
@@ -581,6 +597,16 @@ def part_faces_every_side(info: PhraseInfo) -> bool:
     if not info.part or info.part in MAIN_NOUNS:
         return False
     return not (words & ONE_SIDED_WORDS or words & ONE_SIDED_PARTS or words & SMALL_PARTS)
+
+
+def pattern_faces_every_side(info: PhraseInfo) -> bool:
+    """Whether a pattern claim covers the object (or a part) that every viewpoint shows, so that none of the
+    pattern's colours in a well-resolved view contradicts it: "blue stripes" and "grey checks" print the
+    whole object; "stripes on the brim" follow :func:`part_faces_every_side`; "a flower print on the front
+    cover" or "plaid on the back of the case" sit on one face."""
+    if info.part and info.part not in MAIN_NOUNS:
+        return part_faces_every_side(info)
+    return not set(info.words) & ONE_SIDED_WORDS
 
 
 def part_is_see_through(info: PhraseInfo) -> bool:
