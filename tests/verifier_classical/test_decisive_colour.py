@@ -229,14 +229,19 @@ def test_absence_is_judged_with_a_wider_hue_tolerance_than_presence() -> None:
 SMALL_BOX = (130, 300, 240, 370)  # 110 x 70 px: at 0.8-1.9 m a size a mug or a pair of glasses can have
 
 
-def _spectacles(colour: tuple[int, int, int] = (20, 20, 22)) -> np.ndarray:
-    """Two thick rings joined by a bridge: a frame around see-through lenses (the wall shows inside)."""
+def _spectacles(colour: tuple[int, int, int] = (20, 20, 22), tinted: bool = False) -> np.ndarray:
+    """Two thick rings joined by a bridge: a frame around see-through lenses (the wall shows inside), or,
+    ``tinted``, around dark lenses that hide the wall (sunglasses: two filled discs)."""
     import cv2
 
     frame = background()
     x1, y1, x2, y2 = SMALL_BOX
     cy, r = (y1 + y2) // 2, (y2 - y1) // 2 - 4
+    if tinted:  # lenses a little apart, as on a real frame (the bridge spans the gap)
+        r = (x2 - x1) * 10 // 44
     for cx in (x1 + r + 4, x2 - r - 5):
+        if tinted:
+            cv2.circle(frame, (cx, cy), r, (40, 70, 45), thickness=-1)
         cv2.circle(frame, (cx, cy), r, colour, thickness=6)
     cv2.line(frame, (x1 + 2 * r, cy - r // 2), (x2 - 2 * r, cy - r // 2), colour, thickness=6)
     return frame
@@ -259,6 +264,10 @@ def test_a_filled_compact_silhouette_is_no_pair_of_glasses(verifier_without_ocr)
     assert glasses[0].answer is Decision.NO and "thin frame" in glasses[0].reason
     # The same blob is a fine mug, and the size gate lets both categories through.
     assert _answers(verifier_without_ocr, frame, "blue", category="mug", box=SMALL_BOX) == [Decision.YES]
+    # Sunglasses: dark lenses join the mask, two nearly touching discs fill most of their hull, but not all.
+    sunglasses = _spectacles(tinted=True)
+    answer = verifier_without_ocr.verify(view_of(sunglasses, SMALL_BOX, "eyeglasses"), [attr("black")])[0]
+    assert "not a" not in answer.reason
 
 
 def test_an_open_frame_silhouette_is_no_solid_body(verifier_without_ocr) -> None:

@@ -115,6 +115,20 @@ def test_no_pattern_claim_is_contradicted_only_by_a_clear_pattern(verifier_witho
         Decision.UNSURE,  # the brim is not located: stripes elsewhere say nothing about it
     ]
     assert _answers(verifier_without_ocr, dotted, "no pattern")[0] is Decision.NO
+    # Checks never count against a plain claim: JPEG blocks and a ball's seams look like them.
+    checked = paint_object(checks(GREEN, BROWN))
+    assert _answers(verifier_without_ocr, checked, "no pattern")[0] is Decision.UNSURE
     # A plain or two-tone body is no pattern, but another side could still be printed: never a Yes.
     assert _answers(verifier_without_ocr, plain, "no pattern")[0] is Decision.UNSURE
     assert _answers(verifier_without_ocr, two_tone, "no pattern")[0] is Decision.UNSURE
+
+
+def test_a_pale_pattern_colour_is_never_called_absent(verifier_without_ocr) -> None:
+    # Cream or light blue marks a few pixels across blend into the ground at a distance: not seeing them is
+    # no evidence, unlike a vivid colour.
+    frame = paint_object(stripes(NAVY, BROWN))
+    cream, light_blue, green = _answers(
+        verifier_without_ocr, frame, "cream stripes", "light blue dots on the brim", "green stripes"
+    )
+    assert cream is Decision.UNSURE and light_blue is Decision.UNSURE
+    assert green is Decision.NO

@@ -102,10 +102,12 @@ class ClassicalParams:
       whole-object claims whose colours are absent. ``pattern_absent_is_no`` (True): a pattern that covers
       the object, or a part every side shows (:func:`.phrases.pattern_faces_every_side`: not "on the front
       cover", not on thin arms), is No when one of its colours is absent by the part-colour absence test
-      above, on a view of at least ``min_pattern_pixels``. ``plain_no_score`` (0.6; 0 = off): a whole-object
-      "no pattern" claim is No when one of the object's main colours forms dots, stripes or checks at least
-      this clearly, in at least ``plain_min_pieces`` (5) pieces (a ball's seams meet in X-junctions that
-      score as checks with 1-4 pieces); a plain view never answers Yes (the print may face away).
+      above, on a view of at least ``min_pattern_pixels``; not for pale colours (cream, beige, light blue,
+      lavender), whose small marks blend into the ground at a distance. ``plain_no_score`` (0.6; 0 = off): a whole-object
+      "no pattern" claim is No when one of the object's main colours forms dots or stripes at least this
+      clearly, in at least ``plain_min_pieces`` (5) pieces; checks never count (a ball's seams and JPEG's
+      8x8 blocks tile plain surfaces with corner-touching squares); a plain view never answers Yes (the
+      print may face away).
     Text: ``text_match_ratio`` (0.75) similarity of the read and claimed words for a match;
       ``text_mismatch_is_no`` (True): confidently read, different words of a similar length answer No
       (a different title/brand in view); ``text_min_confidence`` (0.85) for that. A confident read of
@@ -783,7 +785,13 @@ class ClassicalVerifier:
                 + (f"; no {claimed_desc} on it" if claimed_desc else ""),
                 min(0.8, 0.3 + score / 2),
             )
-        missing = [(t, self._claim_shares(t, analysis.stats)[0]) for t in info.colours]
+        # Pale pattern colours (cream checks, light blue dots) blend into the ground at a distance: their
+        # absence from a view is no evidence.
+        missing = [
+            (t, self._claim_shares(t, analysis.stats)[0])
+            for t in info.colours
+            if not set(claimed_names(t.name, t.modifier)) & colour_mod.PALE
+        ]
         absent = self._absent_colour(
             info, missing, analysis, pattern_faces_every_side(info), p.min_pattern_pixels
         )
@@ -801,9 +809,12 @@ class ClassicalVerifier:
         return _unsure(f"no clear {label} in this view")
 
     def _clear_structures(
-        self, analysis: _ViewAnalysis, exclude: set[str] | frozenset[str] = frozenset()
+        self,
+        analysis: _ViewAnalysis,
+        exclude: set[str] | frozenset[str] = frozenset(),
+        kinds: tuple[str, ...] = ("dots", "stripes", "checks"),
     ) -> list[tuple[str, float, str, int]]:
-        """(kind, score, colour, pieces) of the dots, stripes or checks each main colour of the object forms
+        """(kind, score, colour, pieces) of the strongest of ``kinds`` each main colour of the object forms
         (colours covering at least 10 % of it, other than ``exclude``), strongest first."""
         found = []
         for name, share in analysis.stats.ranked(4):
@@ -814,10 +825,7 @@ class ClassicalVerifier:
                 analysis.region.interior,
                 self.params.pattern,
             )
-            kind, score = max(
-                ((k, s) for k, s in finding.scores.items() if k in ("dots", "stripes", "checks")),
-                key=lambda ks: ks[1],
-            )
+            kind, score = max(((k, s) for k, s in finding.scores.items() if k in kinds), key=lambda ks: ks[1])
             found.append((kind, score, name, finding.pieces))
         return sorted(found, key=lambda row: -row[1])
 
@@ -839,7 +847,13 @@ class ClassicalVerifier:
             return _unsure(
                 f"object too small or edge-on (~{region.source_pixels:.0f} px) to resolve a pattern"
             )
-        structures = [row for row in self._clear_structures(analysis) if row[3] >= p.plain_min_pieces]
+        # Checks are left out: JPEG's 8x8 blocks and a ball's seams tile plain surfaces with corner-touching
+        # squares that score as checks (seen on plain positives under the sweep's JPEG perturbation).
+        structures = [
+            row
+            for row in self._clear_structures(analysis, kinds=("dots", "stripes"))
+            if row[3] >= p.plain_min_pieces
+        ]
         if structures and structures[0][1] >= p.plain_no_score:
             kind, score, name, pieces = structures[0]
             return _Check(
