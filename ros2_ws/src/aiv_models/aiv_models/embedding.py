@@ -226,6 +226,7 @@ class EmbeddingModel:
             output = self.model.get_text_features(**inputs)
         features = _pooled(output).float()
         features = torch.nn.functional.normalize(features, dim=-1)
+        self._wait_for_device()
         self.times.add("text_forward", started)
         self.text_forwards += 1
         return features
@@ -307,9 +308,18 @@ class EmbeddingModel:
         with torch.inference_mode():
             output = self.model.get_image_features(**tensors)
         features = torch.nn.functional.normalize(_pooled(output).float(), dim=-1)
+        self._wait_for_device()
         self.times.add("image_forward", started)
         self.image_forwards += 1
         return features
+
+    def _wait_for_device(self) -> None:
+        """Let a GPU finish its queued kernels so the stage clock times them, not their launch (the wait
+        would otherwise land in whichever later stage first copies a result back)."""
+        import torch
+
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
 
     def score_features(self, image_features: Any, texts: TextEmbeddings) -> list[float]:
         """The reference's score of the image against every text (over-length texts: 0.0 under ``zero``)."""
