@@ -299,3 +299,14 @@ def test_a_pale_colour_in_shadow_is_not_contradicted_by_its_darker_name(verifier
         ClassicalParams(ocr_engine="none", main_no_max_compatible=1.0), ocr=None
     )
     assert names_without_guard.verify(view_of(frame, BOX, "bag"), [attr("lavender")])[0].answer is Decision.NO
+
+
+def test_a_metal_finish_is_never_contradicted_by_the_colours_it_mirrors(verifier_without_ocr) -> None:
+    # A polished rose gold key in a blue room shows navy and silver: the same pixels rule out a pink
+    # plastic body, but not rose gold, nor a brass or gold part.
+    frame = paint_object(halves((25, 35, 95), (170, 172, 178), split=0.6))
+    rose_gold, pink, brass_part, yellow_part = _answers(
+        verifier_without_ocr, frame, "rose gold", "pink", "a brass band", "a yellow band"
+    )
+    assert rose_gold is Decision.UNSURE and pink is Decision.NO
+    assert brass_part is Decision.UNSURE and yellow_part is Decision.NO

@@ -13,6 +13,7 @@ Honesty rules, because a wrong "No" costs more than an Unsure (the fusion counts
   could be that colour under shade; otherwise Unsure (the part may face away);
 * a part colour never speaks against the object's main colour; a claim about the main colour is
   contradicted when the object is clearly another colour, or when nothing on it could be the claimed one;
+* a metal finish (gold, rose gold, brass, gunmetal) is never contradicted: polished metal mirrors the room;
 * materials, shapes, counts, relations: Unsure (no sound pixel cue without a learned model).
 """
 
@@ -43,6 +44,7 @@ from .phrases import (
     PhraseInfo,
     analyse_phrase,
     is_main_colour_claim,
+    is_metallic,
     mentioned_colours,
     part_faces_every_side,
     part_is_see_through,
@@ -485,7 +487,7 @@ class ClassicalVerifier:
             return self._check_pattern(info, analysis)
         if info.kind == "colour":
             if is_main_colour_claim(info, attribute_name):
-                return self._check_main_colour(info.colours, analysis)
+                return self._check_main_colour_claim(info, analysis)
             return self._check_part_colour(info, analysis)
         if info.kind in ("material", "shape", "count"):
             return _unsure(f"{info.kind} claims need a learned model; not judged here")
@@ -519,6 +521,16 @@ class ClassicalVerifier:
         if term.modifier in ("dark", "deep") and observed > reference + 12:
             return f"the {term.name} pixels are not dark (L* {observed:.0f} vs typical {reference:.0f})"
         return ""
+
+    def _check_main_colour_claim(self, info: PhraseInfo, analysis: _ViewAnalysis) -> _Check:
+        """The main-colour check, except that a metal finish is never contradicted: polished metal mirrors
+        the room around it (a rose gold key reads navy and silver in a blue room)."""
+        check = self._check_main_colour(info.colours, analysis)
+        if check.answer is Decision.NO and is_metallic(info):
+            return _unsure(
+                f"a metal finish mirrors its surroundings, so its colour is not ruled out ({check.reason})"
+            )
+        return check
 
     def _check_main_colour(self, terms: Sequence[ColourTerm], analysis: _ViewAnalysis) -> _Check:
         p = self.params
@@ -652,7 +664,11 @@ class ClassicalVerifier:
                 min(0.8, 0.4 + 2 * share),
             )
         absent = self._absent_colour(
-            info, missing, analysis, part_faces_every_side(info), p.part_absent_min_pixels
+            info,
+            missing,
+            analysis,
+            part_faces_every_side(info) and not is_metallic(info),
+            p.part_absent_min_pixels,
         )
         if absent is not None:
             return _Check(
@@ -1011,7 +1027,7 @@ class ClassicalVerifier:
             info = analyse_phrase(clause)
             if info.kind == "colour":
                 if index == 0 or is_main_colour_claim(info):
-                    check = self._check_main_colour(info.colours, analysis)
+                    check = self._check_main_colour_claim(info, analysis)
                 else:
                     check = self._check_part_colour(info, analysis)
             elif info.kind in ("pattern", "text", "logo"):

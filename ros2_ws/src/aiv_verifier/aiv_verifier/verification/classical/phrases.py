@@ -609,6 +609,32 @@ def pattern_faces_every_side(info: PhraseInfo) -> bool:
     return not set(info.words) & ONE_SIDED_WORDS
 
 
+#: Words of a metal finish. A polished metal mirrors its surroundings, so the pixels of "a rose gold key"
+#: show the room's colours more than the metal's: they can confirm the colour but never rule it out.
+METALLIC_WORDS: frozenset[str] = frozenset(
+    [
+        "gold",
+        "golden",
+        "brass",
+        "bronze",
+        "copper",
+        "chrome",
+        "chromed",
+        "silver",
+        "gunmetal",
+        "metallic",
+        "steel",
+        "aluminium",
+        "aluminum",
+    ]
+)
+
+
+def is_metallic(info: PhraseInfo) -> bool:
+    """Whether the claimed colour is a metal finish ("rose gold", "brass", "gunmetal")."""
+    return bool(set(info.words) & METALLIC_WORDS)
+
+
 def part_is_see_through(info: PhraseInfo) -> bool:
     """Whether the claimed part lets the background show through (tinted lenses, a window): its colour is a
     tint over whatever lies behind, so only its complete absence says anything."""
