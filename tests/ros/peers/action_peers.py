@@ -102,6 +102,7 @@ class EchoVerifyServer:
     def execute(self, handle) -> VerifyInstance.Result:
         goal = handle.request
         attributes = []
+        reports = []
         for step, description in enumerate(goal.descriptions):
             attributes.append(
                 AttributeState(
@@ -118,6 +119,7 @@ class EchoVerifyServer:
             report = StepReport(step=step, sector=step, action=StepReport.ACTION_MOVE, move_direction="back")
             report.attributes = list(attributes)
             report.belief = Verdict.DECISION_YES
+            reports.append(report)
             handle.publish_feedback(VerifyInstance.Feedback(step=report))
         verdict = Verdict(
             request_id=goal.request_id,
@@ -128,6 +130,9 @@ class EchoVerifyServer:
             stop_reason="final",
             attributes=attributes,
             category=goal.category_hint,
+            # Like the verifier node: every step is also in the verdict, since feedback is best effort
+            # (the last one can arrive after the result, when the client no longer reads feedback).
+            transcript=reports,
         )
         verdict.header.stamp = self.node.get_clock().now().to_msg()
         handle.succeed()
