@@ -33,13 +33,12 @@ from ...core.crop import CROP_PADDING_PX
 from ...core.types import Attribute, Decision
 from ..base import AttributeAnswer, ViewInput, unsure_for_all
 from . import colour as colour_mod
-from .category import CategoryParams, judge_category, judge_silhouette
+from .category import CategoryParams, box_touches_edge, judge_category, judge_silhouette
 from .colour import ColourStats, claimed_names, colour_stats
 from .ocr import OcrEngine, OcrItem, check_ocr_choice, shared_ocr_engine
 from .pattern import COMPATIBLE_KINDS, PatternParams, find_structures
 from .phrases import (
     MAIN_NOUNS,
-    ONE_SIDED_WORDS,
     ColourTerm,
     PhraseInfo,
     analyse_phrase,
@@ -430,8 +429,7 @@ class ClassicalVerifier:
             return ""
         if view.crop_box is None or not self._solid_view(region):
             return ""
-        x1, y1, x2, y2 = view.crop_box
-        cut = x1 <= 0 or y1 <= 0 or x2 >= image_hw[1] or y2 >= image_hw[0]
+        cut = box_touches_edge(view.crop_box, image_hw)
         evidence = judge_silhouette(
             view.category, region.mask, region.source_pixels, cut, self.params.category
         )
@@ -582,11 +580,11 @@ class ClassicalVerifier:
         ranked = stats.ranked(1)
         top_name, top_share = ranked[0] if ranked else ("", 0.0)
         missing = [
-            (t, analysis.evidence(names).compatible)
-            for t, exact, support, names in results
+            (t, compatible)
+            for t, _, support, names in results
             if support < p.main_no_support
+            and (compatible := analysis.evidence(names).compatible) <= p.main_no_max_compatible
         ]
-        missing = [(t, compatible) for t, compatible in missing if compatible <= p.main_no_max_compatible]
         if missing and top_name not in claimed_all and top_share >= p.main_no_dominant:
             term, compatible = missing[0]
             return _Check(
@@ -663,13 +661,9 @@ class ClassicalVerifier:
                 f"{claimed} present on the object ({share:.0%}); taken as the {part}",
                 min(0.8, 0.4 + 2 * share),
             )
-        absent = self._absent_colour(
-            info,
-            missing,
-            analysis,
-            part_faces_every_side(info) and not is_metallic(info),
-            p.part_absent_min_pixels,
-        )
+        absent = None
+        if p.part_absent_is_no and part_faces_every_side(info) and not is_metallic(info):
+            absent = self._absent_colour(info, missing, analysis, p.part_absent_min_pixels)
         if absent is not None:
             return _Check(
                 Decision.NO,
@@ -688,23 +682,20 @@ class ClassicalVerifier:
         info: PhraseInfo,
         missing: list[tuple[ColourTerm, float]],
         analysis: _ViewAnalysis,
-        faces_every_side: bool,
         min_pixels: float,
     ) -> ColourTerm | None:
         """The claimed colour (of a part or a pattern) that is missing from this whole view, when that
         contradicts the claim.
 
-        Only for what every side of the object shows (``faces_every_side``: a brim, laces, stripes over the
-        whole body), on a solid view of at least ``min_pixels`` camera pixels, so that it would cover a few
+        Callers ask only for what every side of the object shows (a brim, laces, stripes over the whole
+        body). Judged on a solid view of at least ``min_pixels`` camera pixels, so that it would cover a few
         of them; and only when no pixel could be that colour under shade or a cast (the lighting-tolerant
         ``compatible`` share), not merely when the nearest colour names differ.
         """
         p = self.params
         region = analysis.region
         if (
-            not p.part_absent_is_no
-            or not faces_every_side
-            or part_is_see_through(info)  # the pane looks like the background behind it: the mask drops it
+            part_is_see_through(info)  # the pane looks like the background behind it: the mask drops it
             or region.source_pixels < min_pixels
             or not self._solid_view(region)
         ):
@@ -804,17 +795,17 @@ class ClassicalVerifier:
                 + (f"; no {claimed_desc} on it" if claimed_desc else ""),
                 min(0.8, 0.3 + score / 2),
             )
-        # Pale pattern colours (cream checks, light blue dots) blend into the ground at a distance: their
-        # absence from a view is no evidence.
-        missing = [
-            (t, self._claim_shares(t, analysis.stats)[0])
-            for t in info.colours
-            if not set(claimed_names(t.name, t.modifier)) & colour_mod.PALE
-        ]
-        absent = self._absent_colour(
-            info, missing, analysis, pattern_faces_every_side(info), p.min_pattern_pixels
-        )
-        if absent is not None and p.pattern_absent_is_no:
+        absent = None
+        if p.pattern_absent_is_no and pattern_faces_every_side(info):
+            # Pale pattern colours (cream checks, light blue dots) blend into the ground at a distance:
+            # their absence from a view is no evidence.
+            vivid = [
+                (t, self._claim_shares(t, analysis.stats)[0])
+                for t in info.colours
+                if not set(claimed_names(t.name, t.modifier)) & colour_mod.PALE
+            ]
+            absent = self._absent_colour(info, vivid, analysis, p.min_pattern_pixels)
+        if absent is not None:
             where = f"the {info.part}" if info.part and info.part not in MAIN_NOUNS else "the whole object"
             return _Check(
                 Decision.NO,
@@ -840,7 +831,7 @@ class ClassicalVerifier:
             if name in exclude or share < 0.1:
                 continue
             finding = find_structures(
-                np.isin(analysis.region.labels, [colour_mod.colour_index(name)]),
+                analysis.region.labels == colour_mod.colour_index(name),
                 analysis.region.interior,
                 self.params.pattern,
             )
@@ -860,7 +851,7 @@ class ClassicalVerifier:
             return _unsure("plain-surface claims are not judged (plain_no_score is 0)")
         if info.part and info.part not in MAIN_NOUNS:
             return _unsure(f"the {info.part} cannot be located; a pattern elsewhere says nothing about it")
-        if set(info.words) & ONE_SIDED_WORDS:
+        if not pattern_faces_every_side(info):
             return _unsure("the claim is about one side only")
         if region.source_pixels < p.min_pattern_pixels or not self._solid_view(region):
             return _unsure(

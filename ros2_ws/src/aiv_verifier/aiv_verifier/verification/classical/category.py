@@ -116,6 +116,13 @@ class CategoryEvidence:
     extent_m: tuple[float, float] = (0.0, 0.0)
 
 
+def box_touches_edge(box: tuple[int, int, int, int], image_hw: tuple[int, int]) -> bool:
+    """Whether the image edge cuts the box: the object may go on beyond it, so its outline is not its own."""
+    x1, y1, x2, y2 = box
+    height, width = image_hw
+    return x1 <= 0 or y1 <= 0 or x2 >= width or y2 >= height
+
+
 def focal_px(image_width: int, hfov_deg: float) -> float:
     return (image_width / 2.0) / math.tan(math.radians(hfov_deg) / 2.0)
 
@@ -132,7 +139,7 @@ def judge_category(
     if not params.enabled or name not in CATEGORY_EXTENT_M:
         return CategoryEvidence(False, "")
     x1, y1, x2, y2 = box
-    height, width = image_hw
+    width = image_hw[1]
     w = max(0, x2 - x1 - 2 * padding_px)
     h = max(0, y2 - y1 - 2 * padding_px)
     if min(w, h) < params.min_box_px:
@@ -147,7 +154,7 @@ def judge_category(
             f"object spans at least {low * 100:.0f} cm; a {name} is at most {largest * 100:.0f} cm",
             (low, high),
         )
-    cut = x1 <= 0 or y1 <= 0 or x2 >= width or y2 >= height
+    cut = box_touches_edge(box, image_hw)
     if not cut and high * params.size_margin < smallest:
         return CategoryEvidence(
             True,
