@@ -159,7 +159,9 @@ class FakeRobot:
         self.say("cancelled")
 
 
-def _start(node_process, micro_root: Path, **verifier_params: object) -> tuple[object, object]:
+def _start(
+    node_process, micro_root: Path, adapter_params: dict[str, object] | None = None, **verifier_params: object
+) -> tuple[object, object]:
     adapter = node_process(
         [
             str(ADAPTER),
@@ -177,6 +179,7 @@ def _start(node_process, micro_root: Path, **verifier_params: object) -> tuple[o
                     "pose_timeout_s": 1.5,  # above the delays of a loaded CI machine, below the stale test's gap
                     "frame_timeout_s": 1.0,
                     "frame_settle_s": 0.05,
+                    **(adapter_params or {}),
                 }
             ),
         ],
@@ -303,6 +306,24 @@ def test_faults_end_the_request_failed_with_their_cause_and_the_nodes_keep_servi
 
     fine = requests.verify("fine-again", budget=2)
     assert fine.decision != Verdict.DECISION_FAILED and _outcomes(fine)[0] == "moved", fine.failure_reason
+    adapter.assert_running()
+    verifier.assert_running()
+
+
+def test_a_goal_topic_nobody_subscribes_to_fails_the_request_and_names_the_topic(
+    ros_executor, node_process, micro_root
+) -> None:
+    robot = _robot(ros_executor)
+    robot.publish_object()
+    adapter, verifier = _start(node_process, micro_root, adapter_params={"goal_topic": "nobody_listens"})
+    robot.wait_until_the_adapter_has_the_object()
+
+    verdict = Requests(ros_executor).verify("unheard", budget=2)
+    assert verdict.decision == Verdict.DECISION_FAILED, verdict.decision
+    assert "nothing subscribed to the goal topic '/nobody_listens' within 0.5 s" in verdict.failure_reason, (
+        verdict.failure_reason
+    )
+    assert robot.goals == []
     adapter.assert_running()
     verifier.assert_running()
 

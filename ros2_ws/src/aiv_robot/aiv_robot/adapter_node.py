@@ -43,6 +43,7 @@ from aiv_interfaces.action import MoveToSector, VerifyInstance
 from geometry_msgs.msg import PoseStamped, Twist
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -67,6 +68,7 @@ OBJECT_QOS = REQUEST_QOS
 STATE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
 GOAL_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE)
 FRAMES_KEPT = 200
+DISCOVERY_SLICE_S = 0.05
 
 
 def module_available(name: str) -> bool:
@@ -193,7 +195,13 @@ class TopicNavigator:
         self.state = state
         self.world_frame = str(values["world_frame"])
         self.goal_topic = str(values["goal_topic"])
-        self.goal_pub = node.create_publisher(PoseStamped, self.goal_topic, GOAL_QOS)
+        self.answer_timeout_s = float(values["answer_timeout_s"])
+        self.goal_pub = node.create_publisher(
+            PoseStamped,
+            self.goal_topic,
+            GOAL_QOS,
+            event_callbacks=PublisherEventCallbacks(matched=lambda _info: state._notify()),
+        )
         cmd_vel = str(values["cmd_vel_topic"])
         self.stop_pub = node.create_publisher(Twist, cmd_vel, 10) if cmd_vel else None
         cancel = str(values["cancel_topic"])
@@ -216,9 +224,28 @@ class TopicNavigator:
             self._status = (status, message.data)
         self.state._notify()
 
+    def _wait_for_navigation(self) -> bool:
+        """Wait up to answer_timeout_s for the goal topic's subscriber, as Nav2's client waits for its server.
+
+        Discovery is per side: the robot may already see our publisher while we do not yet see its
+        subscription, and a goal published then is silently dropped. The publisher's matched event wakes
+        the wait; the short slices only guard against a middleware that does not raise it.
+        """
+        deadline = time.monotonic() + self.answer_timeout_s
+        with self.state.changed:
+            while self.goal_pub.get_subscription_count() == 0:
+                left = deadline - time.monotonic()
+                if left <= 0.0:
+                    return False
+                self.state.changed.wait(min(left, DISCOVERY_SLICE_S))
+        return True
+
     def send(self, goal: Pose2D) -> str | None:
-        if self.goal_pub.get_subscription_count() == 0:
-            return f"nothing subscribes to the goal topic {self.node.resolve_topic_name(self.goal_topic)!r}"
+        if not self._wait_for_navigation():
+            return (
+                f"nothing subscribed to the goal topic {self.node.resolve_topic_name(self.goal_topic)!r} "
+                f"within {self.answer_timeout_s:g} s (answer_timeout_s)"
+            )
         with self._lock:
             self._status = (NavStatus.PENDING, "")
         self.goal_pub.publish(pose_stamped(goal, self.world_frame, self.node.get_clock().now().to_msg()))
