@@ -111,6 +111,33 @@ def test_a_part_colour_that_is_not_the_main_colour(verifier_without_ocr) -> None
     assert main_yellow is not Decision.YES
 
 
+def test_a_part_colour_found_somewhere_needs_the_main_colour_to_count() -> None:
+    # A blue object with a yellow band: "a yellow band" found somewhere on it is evidence only when the
+    # query's main colour is seen too; on an object of another colour the yellow patch may be anything.
+    strict = ClassicalVerifier(ClassicalParams(ocr_engine="none", part_yes_corroboration="main_match"))
+    found = ClassicalVerifier(ClassicalParams(ocr_engine="none", part_yes_corroboration="main_found"))
+    loose = ClassicalVerifier(ClassicalParams(ocr_engine="none", part_yes_corroboration="none"))
+    frame = paint_object(halves(BLUE, YELLOW, split=0.8))
+    assert _answers(strict, frame, "a yellow band", "blue") == [Decision.YES, Decision.YES]
+    assert _answers(loose, frame, "a yellow band", "red") == [Decision.YES, Decision.NO]
+    view = view_of(frame, BOX, "bag")
+    band, main = strict.verify(view, [attr("a yellow band", name="band_color"), attr("red", name="color")])
+    assert main.answer is Decision.NO
+    assert band.answer is Decision.UNSURE and "main colour is not confirmed" in band.reason, band.reason
+    # Without a main-colour claim there is nothing to corroborate with: the part answer stands.
+    assert _answers(strict, frame, "a yellow band") == [Decision.YES]
+    # A part colour found absent is a No either way: the rule only withdraws Yes answers.
+    assert _answers(strict, frame, "a green band", "red")[0] is Decision.NO
+    # main_found asks less: the claimed main colour only has to be on the object, as a part colour would.
+    # Yellow covers a fifth of this object: not confirmed as its main colour, yet found, so the blue band counts.
+    band, main_yellow = _answers(found, frame, "a blue band", "yellow")
+    assert band is Decision.YES and main_yellow is not Decision.YES
+    assert _answers(strict, frame, "a blue band", "yellow")[0] is Decision.UNSURE
+    assert _answers(found, frame, "a yellow band", "red")[0] is Decision.UNSURE
+    with pytest.raises(ValueError, match="part_yes_corroboration"):
+        ClassicalParams(part_yes_corroboration="always")
+
+
 def test_see_through_parts_are_never_contradicted_by_their_absence(verifier_without_ocr) -> None:
     # Tinted lenses: a black rim around a pane that lets the wall through, tinted green. The pane looks like
     # the wall behind it, so the object mask keeps only the rim: neither the true tint nor a wrong one can be
