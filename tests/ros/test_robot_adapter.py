@@ -400,6 +400,10 @@ def test_the_verifier_judges_compressed_camera_frames(ros_executor, node_process
         node_process, micro_root, image_transport="compressed", image_topic="camera/image_raw/compressed"
     )
     robot.wait_until_the_adapter_has_the_object()
+    # The camera publishes compressed frames only to a subscriber it has discovered: wait for the verifier's.
+    wait_until(
+        lambda: robot.compressed_pub.get_subscription_count() > 0, "the verifier subscribes to PNG frames"
+    )
     verdict = Requests(ros_executor).verify("compressed", budget=2)
     assert verdict.decision != Verdict.DECISION_FAILED, verdict.failure_reason
     assert _outcomes(verdict)[0] == "moved" and len(verdict.transcript) == 2
