@@ -364,3 +364,25 @@ def test_a_metal_finish_is_never_contradicted_by_the_colours_it_mirrors(verifier
     )
     assert rose_gold is Decision.UNSURE and pink is Decision.NO
     assert brass_part is Decision.UNSURE and yellow_part is Decision.NO
+
+
+def test_a_missing_part_colour_is_no_when_the_object_shows_a_hue_nothing_names(verifier_without_ocr) -> None:
+    from aiv_verifier.core.crop import crop_with_gt_box
+    from aiv_verifier.verification.base import ViewInput
+
+    green = (40, 150, 55)
+    description = "a blue bag with a pink handle"
+
+    def ask(verifier, frame) -> Decision:
+        crop = crop_with_gt_box(frame, BOX)
+        view = ViewInput(crop.image, frame, crop.box, crop.confidence, "bag", (description,))
+        return verifier.verify(view, [attr("pink handle", name="handle_color")])[0].answer
+
+    # The described bag with its handle turned away: no pink, nothing unnamed, so the handle may be hidden.
+    assert ask(verifier_without_ocr, paint_object(solid(BLUE, shade=0.2))) is Decision.UNSURE
+    # A distractor whose handle is green (2 % of the object, below the 4 % identity gate): green is named by no
+    # description, so the handle is there in another colour.
+    distractor = paint_object(halves(BLUE, green, split=0.95))
+    assert ask(verifier_without_ocr, distractor) is Decision.NO
+    off = ClassicalVerifier(ClassicalParams(ocr_engine="none", part_unnamed_hue_share=0.0), ocr=None)
+    assert ask(off, distractor) is Decision.UNSURE

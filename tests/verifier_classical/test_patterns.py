@@ -136,3 +136,14 @@ def test_a_pale_pattern_colour_is_never_called_absent(verifier_without_ocr) -> N
     )
     assert cream is Decision.UNSURE and light_blue is Decision.UNSURE
     assert green is Decision.NO
+
+
+def test_another_pattern_contradicts_only_a_print_every_side_shows(verifier_without_ocr) -> None:
+    # Navy and white stripes: "yellow checks" over the whole object is contradicted; the same checks on the
+    # front cover may face away while the pages or the spine show stripes of their own.
+    striped = paint_object(stripes(NAVY, WHITE))
+    whole, front = _answers(
+        verifier_without_ocr, striped, "yellow checks", "yellow checks on the front cover"
+    )
+    assert whole is Decision.NO
+    assert front is Decision.UNSURE

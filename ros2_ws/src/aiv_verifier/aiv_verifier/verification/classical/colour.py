@@ -401,12 +401,15 @@ def claim_evidence(
     )
 
 
-def unexplained_share(lab: np.ndarray, mentioned: frozenset[str]) -> float:
+def unexplained_share(
+    lab: np.ndarray, mentioned: frozenset[str], min_chroma: float = COLOURED_CHROMA
+) -> float:
     """Share of pixels that are clearly coloured in a hue no mentioned colour can take (1.0 = all).
 
     Neutral and weakly coloured pixels never count (shadows, highlights, unmentioned white pages); only
-    chroma at or above ``COLOURED_CHROMA`` whose hue is more than ``UNEXPLAINED_HUE_DEG`` from every
-    mentioned chromatic prototype. With no chromatic colour mentioned at all, nothing is judged (0.0).
+    chroma at or above ``min_chroma`` (``COLOURED_CHROMA`` unless asked for more) whose hue is more than
+    ``UNEXPLAINED_HUE_DEG`` from every mentioned chromatic prototype. With no chromatic colour mentioned
+    at all, nothing is judged (0.0).
     """
     pixels = np.asarray(lab, dtype=np.float32).reshape(-1, 3)
     hues = [
@@ -422,4 +425,4 @@ def unexplained_share(lab: np.ndarray, mentioned: frozenset[str]) -> float:
     near = np.zeros(pixels.shape[0], dtype=bool)
     for proto_h in hues:
         near |= _hue_distance(hue, proto_h) <= UNEXPLAINED_HUE_DEG
-    return float(((chroma >= COLOURED_CHROMA) & ~near).mean())
+    return float(((chroma >= min_chroma) & ~near).mean())
