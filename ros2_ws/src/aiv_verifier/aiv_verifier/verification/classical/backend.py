@@ -20,6 +20,7 @@ Honesty rules, because a wrong "No" costs more than an Unsure (the fusion counts
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import threading
 import time
@@ -289,8 +290,9 @@ class _ViewAnalysis:
             self._evidence[key] = colour_mod.claim_evidence(self.interior_lab, names, hue_tolerance_deg)
         return self._evidence[key]
 
-    @property
+    @functools.cached_property
     def mentioned(self) -> frozenset[str]:
+        """Every colour the query's descriptions name."""
         return mentioned_colours(self.descriptions)
 
     def unexplained_share(self, min_chroma: float = colour_mod.COLOURED_CHROMA) -> float:
@@ -806,29 +808,22 @@ class ClassicalVerifier:
         see-through or metal parts (they show their surroundings' hues).
         """
         p = self.params
-        region = analysis.region
         if (
             p.part_unnamed_hue_share <= 0
             or is_metallic(info)
-            or part_is_see_through(info)
-            or region.source_pixels < p.part_absent_min_pixels
-            or not self._solid_view(region)
+            or not self._can_show_absence(info, analysis.region, p.part_absent_min_pixels)
         ):
             return None
         unnamed = analysis.unexplained_share(p.part_unnamed_min_chroma)
-        if unnamed < p.part_unnamed_hue_share:
+        absent = self._unnamed_hued(missing)
+        if unnamed < p.part_unnamed_hue_share or not absent:
             return None
-        for term, exact in missing:
-            if exact <= p.part_absent_max_share and not set(claimed_names(term.name, term.modifier)) & (
-                colour_mod.ACHROMATIC
-            ):
-                return _Check(
-                    Decision.NO,
-                    f"no {term.describe()} on the object, which shows {unnamed:.1%} in hues no description "
-                    f"names: the {info.part or 'part'} looks another colour",
-                    0.6,
-                )
-        return None
+        return _Check(
+            Decision.NO,
+            f"no {absent[0].describe()} on the object, which shows {unnamed:.1%} in hues no description "
+            f"names: the {info.part or 'part'} looks another colour",
+            0.6,
+        )
 
     def _absent_colour(
         self,
@@ -846,23 +841,34 @@ class ClassicalVerifier:
         ``compatible`` share), not merely when the nearest colour names differ.
         """
         p = self.params
-        region = analysis.region
-        if (
-            part_is_see_through(info)  # the pane looks like the background behind it: the mask drops it
-            or region.source_pixels < min_pixels
-            or not self._solid_view(region)
-        ):
+        if not self._can_show_absence(info, analysis.region, min_pixels):
             return None
-        for term, exact in missing:
+        for term in self._unnamed_hued(missing):
             names = claimed_names(term.name, term.modifier)
-            if exact > p.part_absent_max_share or set(names) & colour_mod.ACHROMATIC:
-                continue  # every object has shadows and highlights: a neutral part is never clearly absent
             if (
                 analysis.evidence(names, p.absent_hue_tolerance_deg).compatible
                 <= p.part_absent_max_compatible
             ):
                 return term
         return None
+
+    def _can_show_absence(self, info: PhraseInfo, region: ObjectRegion, min_pixels: float) -> bool:
+        """Whether a view can show that a claimed colour is missing: a solid view of at least ``min_pixels``
+        camera pixels, and a part that is not see-through (its pane looks like the background behind it,
+        so the mask drops it)."""
+        return (
+            not part_is_see_through(info) and region.source_pixels >= min_pixels and self._solid_view(region)
+        )
+
+    def _unnamed_hued(self, missing: list[tuple[ColourTerm, float]]) -> list[ColourTerm]:
+        """The missing colours that have a hue and whose name covers at most ``part_absent_max_share`` of the
+        object: every object has shadows and highlights, so a neutral colour is never clearly absent."""
+        return [
+            term
+            for term, exact in missing
+            if exact <= self.params.part_absent_max_share
+            and not set(claimed_names(term.name, term.modifier)) & colour_mod.ACHROMATIC
+        ]
 
     # -- pattern ----------------------------------------------------------------------------------------
 
@@ -906,7 +912,7 @@ class ClassicalVerifier:
             # Siblings often differ only in a neighbouring shade (blue vs light-blue stripes): when a
             # neighbour colour forms the same pattern more strongly and covers much more of the object,
             # the pattern is that neighbour's, not the claimed colour's.
-            for neighbour in set().union(*(colour_mod.NEIGHBOURS[n] for n in names)) - claimed_flat:
+            for neighbour in sorted(set().union(*(colour_mod.NEIGHBOURS[n] for n in names)) - claimed_flat):
                 rival = find_structures(colour_mask({neighbour}), mask, p.pattern)
                 rival_score = max((rival.scores[k] for k in compatible), default=0.0)
                 if rival_score > score and rival.colour_share > 2.0 * finding.colour_share:

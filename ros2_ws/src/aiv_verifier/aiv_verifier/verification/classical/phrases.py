@@ -13,6 +13,7 @@ the object's main colour ("a light blue straw sun hat ...").
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -358,8 +359,16 @@ def _logo_shape(words: list[str]) -> str:
 
 
 def analyse_phrase(phrase: str) -> PhraseInfo:
-    """Read one evidence phrase (a short clause) into a :class:`PhraseInfo`. Never raises."""
-    raw = phrase if isinstance(phrase, str) else ""
+    """Read one evidence phrase (a short clause) into a :class:`PhraseInfo`. Never raises.
+
+    An episode asks about the same phrases at every view, so each distinct phrase is read once (the result
+    is immutable) rather than at every step.
+    """
+    return _analyse_phrase(phrase if isinstance(phrase, str) else "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _analyse_phrase(raw: str) -> PhraseInfo:
     truncated = len(raw) > MAX_PHRASE_CHARS
     raw = raw[:MAX_PHRASE_CHARS]
     quoted = tuple(q.strip() for q in _QUOTE.findall(raw) if q.strip())
