@@ -85,3 +85,51 @@ def test_an_episode_whose_verdict_never_comes_is_closed_incomplete(tmp_path: Pat
     splitter.close()
     assert (tmp_path / "s" / "1" / "x.incomplete" / "metadata.yaml").is_file()
     assert not (tmp_path / "s" / "1" / "x").exists() and "INCOMPLETE" in closed[0]
+
+
+def test_step_reports_that_arrive_after_their_verdict_are_still_in_the_episode_bag(tmp_path: Path) -> None:
+    closed: list[str] = []
+    now = [0.0]
+    splitter = EpisodeSplitter(
+        tmp_path, storage="mcap", topics=TOPICS, required=("image", "steps"), log=closed.append,
+        clock=lambda: now[0],
+    )  # fmt: skip
+    stamps = [10**9, 2 * 10**9, 3 * 10**9]
+    steps = [StepReport(step=k, image_stamp=_stamp(s)) for k, s in enumerate(stamps)]
+    goal = VerifyInstance.Goal(request_id="r", episode_key="s/1/x", start_stamp=_stamp(stamps[0]))
+    splitter.on_message("requests", serialize_message(goal), 1)
+    for at, stamp in enumerate(stamps, start=2):
+        splitter.on_message("image", _image(stamp), at)
+    splitter.on_message("steps", serialize_message(steps[0]), 10)
+    # The verdict overtakes the last two step reports (each topic is a stream of its own).
+    splitter.on_message("verdicts", serialize_message(Verdict(request_id="r", transcript=steps)), 11)
+    assert closed == []
+    splitter.on_message("steps", serialize_message(steps[1]), 12)
+    assert closed == []
+    splitter.on_message("steps", serialize_message(steps[2]), 13)
+    assert len(closed) == 1 and "INCOMPLETE" not in closed[0]
+    assert splitter.stats.dropped == 0
+    episode = read_session(tmp_path / "s" / "1" / "x").episodes[0]
+    assert [int(step.step) for step in episode.steps] == [0, 1, 2]
+
+
+def test_an_episode_whose_step_reports_never_all_arrive_is_closed_incomplete_saying_which(
+    tmp_path: Path,
+) -> None:
+    closed: list[str] = []
+    now = [0.0]
+    splitter = EpisodeSplitter(
+        tmp_path, storage="mcap", topics=TOPICS, required=("image", "steps"), log=closed.append,
+        clock=lambda: now[0], close_timeout_s=5.0,
+    )  # fmt: skip
+    steps = [StepReport(step=k, image_stamp=_stamp(10**9)) for k in range(2)]
+    goal = VerifyInstance.Goal(request_id="r", episode_key="s/1/x", start_stamp=_stamp(10**9))
+    splitter.on_message("requests", serialize_message(goal), 1)
+    splitter.on_message("image", _image(10**9), 2)
+    splitter.on_message("steps", serialize_message(steps[0]), 3)
+    splitter.on_message("verdicts", serialize_message(Verdict(request_id="r", transcript=steps)), 4)
+    splitter.poll()
+    assert closed == []
+    now[0] = 6.0
+    splitter.poll()
+    assert len(closed) == 1 and "INCOMPLETE" in closed[0] and "missing step reports: [1]" in closed[0]

@@ -80,7 +80,7 @@ def add_record_arguments(parser: argparse.ArgumentParser) -> None:
         "--require",
         action="append",
         default=[],
-        choices=["camera_info", "ground_truth", "detections"],
+        choices=["camera_info", "ground_truth", "detections", "steps"],
         help="--split-dir: an episode bag is complete only with this topic's message for every step",
     )
     parser.add_argument("--ready-file", help="written once the verifier's and camera's publishers are seen")
@@ -155,7 +155,8 @@ class SessionRecorder:
         if self.splitter is not None:
             self.splitter.poll()
         if not self._ready and all(
-            self.node.count_publishers(self.topics[role]) > 0 for role in ("requests", "image", "verdicts")
+            self.node.count_publishers(self.topics[role]) > 0
+            for role in ("requests", "steps", "image", "verdicts")
         ):
             self._ready = True
             assert self.ready_file is not None

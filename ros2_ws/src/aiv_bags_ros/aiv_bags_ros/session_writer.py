@@ -138,20 +138,36 @@ class _Episode:
     #: Header stamps written per frame role (bounded by the episode's steps).
     stamps: dict[str, set[int]] = field(default_factory=dict)
     needed: set[int] | None = None  # image stamps the verdict's transcript names, once the verdict is in
+    needed_steps: set[int] = field(default_factory=set)  # step numbers of the verdict's transcript
+    steps: set[int] = field(default_factory=set)  # step numbers of the step reports written
     verdict_at: float = 0.0
 
     def write_frame(self, role: str, raw: bytes, received_ns: int, stamp: int) -> None:
         self.stream.write(role, raw, received_ns)
         self.stamps.setdefault(role, set()).add(stamp)
 
+    def write_step(self, raw: bytes, received_ns: int, step: int) -> None:
+        self.stream.write("steps", raw, received_ns)
+        self.steps.add(step)
+
     def complete(self, required: Sequence[str]) -> bool:
         """The verdict, and every frame its transcript names on the ``required`` frame topics and on each
-        other one (camera_info, ground truth, detections) that carried anything in this episode."""
+        other one (camera_info, ground truth, detections) that carried anything in this episode; likewise
+        every step report the transcript lists, when ``steps`` is required or this episode got one. (Each
+        topic is a stream of its own: step reports published before the verdict can arrive after it.)"""
         if self.needed is None:
             return False
-        if not all(self.needed <= self.stamps.get(role, set()) for role in required):
+        if not all(self.needed <= self.stamps.get(role, set()) for role in required if role != "steps"):
+            return False
+        if ("steps" in required or self.steps) and not self.needed_steps <= self.steps:
             return False
         return all(self.needed <= stamps for stamps in self.stamps.values())
+
+    def missing(self) -> str:
+        """What the verdict names that has not arrived, for the log line of an incomplete bag."""
+        images = sorted((self.needed or set()) - self.stamps.get("image", set()))
+        steps = sorted(self.needed_steps - self.steps)
+        return f"missing images: {images[:3]}, missing step reports: {steps[:3]}"
 
 
 @dataclass
@@ -169,7 +185,8 @@ class EpisodeSplitter:
     episode that started at or before their stamp, verdicts to their request. The start view is published
     before the goal is sent, so the last ``buffer_size`` frame messages are also kept in a ring, and a new
     episode gets those from the request's start stamp on (the newest image when the goal names none).
-    ``required`` names the frame roles every step must have (a side channel may arrive after the verdict).
+    ``required`` names the frame roles every step must have (a side channel may arrive after the verdict), and
+    ``steps`` when every step report must be in.
     """
 
     #: Open episodes still waiting for their verdict beyond this many: the oldest is closed incomplete.
@@ -212,24 +229,27 @@ class EpisodeSplitter:
                 episode.write_frame(role, raw, received_ns, stamp)
         elif role == "steps":
             step: Any = self.store.deserialize_cdr(raw, ROLES_BY_NAME["steps"].msgtype)
-            self._write_or_drop(self._route(_ns(step.image_stamp)), role, raw, received_ns)
+            episode = self._route(_ns(step.image_stamp))
+            if episode is None:
+                self.stats.dropped += 1
+            else:
+                episode.write_step(raw, received_ns, int(step.step))
         elif role == "verdicts":
             verdict: Any = self.store.deserialize_cdr(raw, ROLES_BY_NAME["verdicts"].msgtype)
             owner = next((e for e in self.open if e.request_id == verdict.request_id), None)
             self._write_or_drop(owner, role, raw, received_ns)
             if owner is not None:
                 owner.needed = {_ns(step.image_stamp) for step in verdict.transcript}
+                owner.needed_steps = {int(step.step) for step in verdict.transcript}
                 owner.verdict_at = self.clock()
         self._close_complete()
 
     def poll(self) -> None:
-        """Close episodes whose frames did not all arrive within the timeout after their verdict."""
+        """Close episodes whose frames or step reports did not all arrive within the timeout after their
+        verdict."""
         for episode in list(self.open):
             if episode.needed is not None and self.clock() - episode.verdict_at > self.close_timeout_s:
-                missing = sorted(episode.needed - episode.stamps.get("image", set()))
-                self._close(
-                    episode, f"frames its verdict names never all arrived (missing images: {missing[:3]})"
-                )
+                self._close(episode, f"what its verdict names never all arrived ({episode.missing()})")
 
     def close(self) -> None:
         """End of recording: open episodes are closed (incomplete unless their verdict and frames are in)."""

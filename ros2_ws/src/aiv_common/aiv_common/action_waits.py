@@ -1,9 +1,15 @@
 """Bounded waits on rclpy futures while another thread spins, a watch on an action server's liveness, sending
-an action goal so that its acceptance is never lost, and calling an idempotent service so that its reply is
-never lost.
+an action goal so that its acceptance is never lost, calling an idempotent service so that its reply is never
+lost, and replacing a client whose replies stopped arriving.
 
 Shared by every node that is a client of a long-running action (the verifier's moves, the evaluator's
 verifications): a crashed peer never answers, so each wait is bounded and notices a server that left the graph.
+
+Why replace a client: a server matches each client's reply reader on its own, and FastDDS drops a reply to a
+reader the server has not matched ("client will not receive response"). Right after discovery that lasts
+under a second or two; once, on a loaded CI machine, a server took a client's requests for two minutes while
+every reply to it was dropped. A new client has new endpoints, which the server matches afresh, so a send
+that got no answer at all for a while goes on with a fresh client (``renew``).
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ def call_idempotent(
     attempts: int = 4,
     alive: Callable[[], bool] | None = None,
     what: str = "the server",
+    renew: Callable[[], Any] | None = None,
 ) -> Any:
     """The response of an idempotent service call, or None when no reply came in ``timeout_s`` (all tries).
 
@@ -70,16 +77,77 @@ def call_idempotent(
     the reply ("failed to send response ... client will not receive response") although the request was
     served. Asking again is safe only for a service whose repeat has the same effect (StartEpisode restarts the
     same episode), so the time is split over ``attempts`` tries. ``alive`` (default: the service is still in
-    the graph) turns a server that left into :class:`ServerLostError` at once.
+    the graph) turns a server that left into :class:`ServerLostError` at once. ``renew``, when given, is
+    called once, after half the tries went unanswered, and returns the client to ask with from then on (see
+    the module docstring; :func:`fresh_service_client` makes one).
     """
     if attempts < 1:
         raise ValueError(f"attempts must be >= 1, got {attempts}")
-    still_there = alive if alive is not None else client.service_is_ready
-    for _attempt in range(attempts):
+    renew_before = max(1, attempts // 2) if renew is not None and attempts > 1 else None
+    for attempt in range(attempts):
+        if attempt == renew_before and renew is not None:
+            client = renew()
+            client.wait_for_service(timeout_sec=timeout_s / attempts)
+        still_there = alive if alive is not None else client.service_is_ready
         future = client.call_async(request)
         if wait_for_future_while(future, timeout_s / attempts, still_there, what):
             return future.result()
     return None
+
+
+def fresh_service_client(node: Node, client: Any) -> Any:
+    """A new client of ``client``'s service on ``node`` (same type, name, QoS and callback group); the old
+    one is destroyed. A service client is complete before its node lists it, so this is safe while another
+    thread spins the node."""
+    fresh: Any = node.create_client(
+        client.srv_type, client.srv_name, qos_profile=client.qos_profile, callback_group=client.callback_group
+    )
+    node.destroy_client(client)
+    return fresh
+
+
+class _CompleteWhenListed(ActionClient):
+    """An ActionClient that is complete when its node starts listing it.
+
+    rclpy's ActionClient adds itself to its node before it creates its lock and logger, so an executor
+    spinning the node in another thread can poll it half-built (AttributeError on ``_lock`` in the spin
+    thread). A client created at start-up, before spinning, is safe; one created to replace another is not,
+    so those two attributes are set first (the base class then sets them again, before any goal is sent).
+    """
+
+    def __init__(self, node: Node, *args: Any, **kwargs: Any) -> None:
+        self._lock = threading.Lock()
+        self._logger = node.get_logger().get_child("action_client")
+        super().__init__(node, *args, **kwargs)
+
+
+class RenewableActionClient:
+    """Owns the client a node uses for one action, and replaces it with a fresh one on request. It may be
+    created while another thread spins the node.
+
+    ``client`` is the current client; pass :meth:`renew` as ``renew`` to :func:`send_goal_confirmed`, which
+    calls it when a goal got no answer at all for a while (see the module docstring). ``renewals`` counts
+    the replacements, for diagnostics.
+    """
+
+    def __init__(self, node: Node, action_type: Any, action_name: str, **client_options: Any) -> None:
+        self.node = node
+        self.action_type = action_type
+        self.action_name = action_name
+        self._options = client_options
+        self.client: ActionClient = _CompleteWhenListed(node, action_type, action_name, **client_options)
+        self.renewals = 0
+
+    def renew(self) -> ActionClient:
+        """Destroy the current client and make a new one (safe while another thread spins the node)."""
+        old = self.client
+        self.client = _CompleteWhenListed(self.node, self.action_type, self.action_name, **self._options)
+        old.destroy()
+        self.renewals += 1
+        return self.client
+
+    def destroy(self) -> None:
+        self.client.destroy()
 
 
 def action_server_watch(node: Node, action_name: str) -> Callable[[], bool]:
@@ -140,6 +208,8 @@ def send_goal_confirmed(
     what: str = "the action server",
     feedback_callback: Callable[[Any], None] | None = None,
     resend_after_s: float = 1.0,
+    renew: Callable[[], ActionClient] | None = None,
+    renew_after_s: float = 5.0,
 ) -> SentGoal | None:
     """Send ``goal``; return once the server's answer is known, or None if no answer came in ``timeout_s``.
 
@@ -155,13 +225,25 @@ def send_goal_confirmed(
       executed twice.
     - rclpy registers the feedback callback only after the request has left, so a fast server's first
       feedback can be taken before there is a callback for it; ours is registered before sending.
+    - ``renew``, when given, is called once when nothing at all was answered for ``renew_after_s``; the
+      same goal id is then sent from the client it returns (see the module docstring), so a server that
+      took the goal from the old client refuses the repeat and the result request above tells.
     """
     goal_id = UUID(uuid=list(uuid.uuid4().bytes))
     if feedback_callback is not None:
         client._feedback_callbacks[bytes(goal_id.uuid)] = feedback_callback
-    deadline = time.monotonic() + timeout_s
+    started = time.monotonic()
+    deadline = started + timeout_s
     repeated = False
+    renewed = renew is None
     while (remaining := deadline - time.monotonic()) > 0:
+        if not renewed and renew is not None and time.monotonic() - started >= renew_after_s:
+            renewed = True
+            client = renew()
+            if feedback_callback is not None:
+                client._feedback_callbacks[bytes(goal_id.uuid)] = feedback_callback
+            client.wait_for_server(timeout_sec=max(0.0, deadline - time.monotonic()))
+            continue
         future = client.send_goal_async(goal, feedback_callback=feedback_callback, goal_uuid=goal_id)
         if not wait_for_future_while(future, min(resend_after_s, remaining), alive, what):
             repeated = True

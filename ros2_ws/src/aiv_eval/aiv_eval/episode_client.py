@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiv_common.action_waits import (
+    RenewableActionClient,
     ServerLostError,
     action_server_watch,
     call_idempotent,
+    fresh_service_client,
     send_goal_confirmed,
 )
 from aiv_interfaces.action import VerifyInstance
@@ -90,11 +92,20 @@ class RosEpisodeClient:
         self.node = node
         self.start_client: Client[Any, Any] = node.create_client(StartEpisode, start_service)
         self.verify_action = verify_action
-        self.verify_client: ActionClient[Any, Any, Any] = ActionClient(node, VerifyInstance, verify_action)
+        self.verify = RenewableActionClient(node, VerifyInstance, verify_action)
         self.server_wait_s = server_wait_s
         self.start_timeout_s = start_timeout_s
         self.start_attempts = 3
         self.verdict_timeout_s = verdict_timeout_s
+
+    @property
+    def verify_client(self) -> ActionClient[Any, Any, Any]:
+        """The current VerifyInstance client (replaced when the verifier's replies stop reaching it)."""
+        return self.verify.client
+
+    def _renew_start_client(self) -> Client[Any, Any]:
+        self.start_client = fresh_service_client(self.node, self.start_client)
+        return self.start_client
 
     def wait_for_servers(self, timeout_s: float | None = None) -> None:
         timeout = self.server_wait_s if timeout_s is None else timeout_s
@@ -127,6 +138,7 @@ class RosEpisodeClient:
             timeout_s=self.start_timeout_s,
             attempts=self.start_attempts,
             what="the simulator",
+            renew=self._renew_start_client,
         )
         if start is None:
             raise EpisodeInfrastructureError(
@@ -160,6 +172,7 @@ class RosEpisodeClient:
             alive=server_alive,
             what="the verifier",
             feedback_callback=lambda msg: feedback.append(msg.feedback.step),
+            renew=self.verify.renew,
         )
         if sent is None:
             raise EpisodeInfrastructureError("the verifier did not acknowledge the goal")

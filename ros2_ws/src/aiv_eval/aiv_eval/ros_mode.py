@@ -372,6 +372,7 @@ class RosEvaluation:
             "--ready-file", str(self.recorder_ready),
             *(f"--topic={role}={topic}" for role, topic in topics.items()),
             "--require=camera_info",
+            "--require=steps",
             *(["--require=ground_truth"] if sim.get("privileged_output") else []),
         ]  # fmt: skip
 

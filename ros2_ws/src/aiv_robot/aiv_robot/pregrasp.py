@@ -34,14 +34,13 @@ import contextlib
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 import rclpy
-from aiv_common.action_waits import action_server_watch, send_goal_confirmed
+from aiv_common.action_waits import RenewableActionClient, action_server_watch, send_goal_confirmed
 from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import AttributeState, StepReport, Verdict
-from rclpy.action import ActionClient
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
@@ -76,19 +75,47 @@ def verify_before_grasp(
     category_hint: str = "",
     request_id: str = "",
     on_step: Callable[[StepReport], None] | None = None,
-    client: ActionClient | None = None,
+    clients: RenewableActionClient | None = None,
 ) -> Verdict | None:
     """Send one VerifyInstance goal from ``node`` (spun by someone else) and return its Verdict; None when no
-    verifier answered. ``on_step`` sees every step's report as it arrives."""
-    client = client or ActionClient(node, VerifyInstance, action_name)
-    if not client.wait_for_server(timeout_sec=server_wait_s):
-        return None
+    verifier answered. ``on_step`` sees every step's report as it arrives. ``clients`` is a caller's client
+    to reuse across calls; without it one is made for this call and destroyed after it."""
     goal = VerifyInstance.Goal(
         request_id=request_id or f"pregrasp-{uuid.uuid4().hex[:8]}",
         descriptions=list(descriptions),
         step_budget=step_budget,
         category_hint=category_hint,
     )
+    with _borrowed_or_own(node, action_name, clients) as client:
+        return _send_and_wait(node, client, goal, action_name, timeout_s, server_wait_s, on_step)
+
+
+@contextlib.contextmanager
+def _borrowed_or_own(
+    node: Node, action_name: str, clients: RenewableActionClient | None
+) -> Iterator[RenewableActionClient]:
+    """The caller's client, or one made for this call and destroyed after it."""
+    if clients is not None:
+        yield clients
+        return
+    own = RenewableActionClient(node, VerifyInstance, action_name)
+    try:
+        yield own
+    finally:
+        own.destroy()
+
+
+def _send_and_wait(
+    node: Node,
+    clients: RenewableActionClient,
+    goal: Any,
+    action_name: str,
+    timeout_s: float,
+    server_wait_s: float,
+    on_step: Callable[[StepReport], None] | None,
+) -> Verdict | None:
+    if not clients.client.wait_for_server(timeout_sec=server_wait_s):
+        return None
     alive = action_server_watch(node, action_name)
     shown: set[int] = set()
     shown_lock = threading.Lock()
@@ -101,12 +128,13 @@ def verify_before_grasp(
         on_step(report)
 
     sent = send_goal_confirmed(
-        client,
+        clients.client,
         goal,
         timeout_s=server_wait_s,
         alive=alive,
         what="the verifier",
         feedback_callback=lambda message: show(message.feedback.step),
+        renew=clients.renew,
     )
     if sent is None or not sent.accepted:
         return None
@@ -176,7 +204,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         print(f"aiv-pregrasp: bad ROS arguments: {error}", file=sys.stderr)
         return EXIT_USAGE
     node = Node("aiv_pregrasp")
-    client: ActionClient[Any, Any, Any] = ActionClient(node, VerifyInstance, args.action)
+    clients = RenewableActionClient(node, VerifyInstance, args.action)
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     spinner = threading.Thread(target=_spin, args=(executor,), daemon=True)
@@ -193,7 +221,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
             category_hint=args.category,
             request_id=args.request_id,
             on_step=lambda report: print(format_step(report), file=out, flush=True),
-            client=client,
+            clients=clients,
         )
         if verdict is None:
             print(
@@ -210,7 +238,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     finally:
         executor.shutdown(timeout_sec=2.0)
         spinner.join(timeout=5.0)
-        client.destroy()
+        clients.destroy()
         node.destroy_node()
         rclpy.try_shutdown()
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import rclpy
+from aiv_common.action_waits import RenewableActionClient
 from aiv_common.image_conversion import ImageConversionError, imgmsg_to_rgb, numpy_to_imgmsg
 from aiv_common.parameter_spec import ParameterError
 from aiv_common.parameters import declare_parameter_table, start_node
@@ -54,7 +55,7 @@ from aiv_dataset.vocabulary import SECTOR_COUNT
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import Detection2DArray, GroundTruthView, StepReport, Verdict
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
@@ -174,7 +175,7 @@ class VerifierNode(Node):
         self.step_pub = self.create_publisher(StepReport, step_topic, 50)
         self.debug_pub = self.create_publisher(Image, debug_topic, 1)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.move_client: ActionClient[Any, Any, Any] = ActionClient(self, MoveToSector, move_action)
+        self.move_clients = RenewableActionClient(self, MoveToSector, move_action)
         # Goals are served by a second node on an executor of its own. An episode blocks its thread (it waits
         # for moves and frames), so everything it waits for -- frames, move results -- is handled by this node
         # on a single-threaded executor. (With one MultiThreadedExecutor for all of it, rclpy hands a ready
@@ -327,7 +328,7 @@ class VerifierNode(Node):
                 detections_query=self._ask_detector(session.query.category),
             ),
             MoveChannel(
-                self, self.move_client, self.move_action, self.move_server_wait_s, self.move_timeout_s
+                self, self.move_clients, self.move_action, self.move_server_wait_s, self.move_timeout_s
             ),
             goal_handle,
             publish_debug=self._publish_debug,
@@ -445,6 +446,8 @@ class VerifierNode(Node):
             KeyValue(key="settings", value=str(self.factory.settings.to_dict())),
             KeyValue(key="last_error", value=str(stats["last_error"])),
             KeyValue(key="stamps_ahead", value=str(stats["stamps_ahead"])),
+            # Moves whose goal the move server never answered and that went on with a fresh client.
+            KeyValue(key="move_client_renewals", value=str(self.move_clients.renewals)),
         ]
         if self.detection_query_pub is not None:
             status.values.append(KeyValue(key="detection_query", value=self.detection_query))
