@@ -200,6 +200,7 @@ def _start(
                     "frame_qos.reliability": "best_effort",  # what the robot config uses for a driver
                     "frame_qos.durability": "volatile",
                     "frame_qos.depth": 5,
+                    "frame_stamp_window_s": 1.0,  # as robot_verify.yaml: a dropped frame is replaced
                     **verifier_params,
                 }
             ),

@@ -102,3 +102,34 @@ def test_frame_cache_keeps_only_recent_stamps_and_reports_bad_images() -> None:
     cache.put_image(4, None, error="unsupported encoding '32FC1'")
     entry = cache.wait(4, 0.01, need_ground_truth=True)  # an unusable image is returned at once
     assert entry.image is None and "32FC1" in entry.image_error
+
+
+def test_a_frame_cache_window_takes_the_first_frame_after_a_dropped_one() -> None:
+    cache = FrameCache(capacity=8)
+    cache.put_image(100, IMAGE)  # the view before the move
+    cache.put_image(250, IMAGE)  # the named frame (200) was dropped; 250 is the next one of the same stop
+    cache.put_image(400, IMAGE)
+    with pytest.raises(FrameTimeout, match="no image for the frame stamped 200 ns within"):
+        cache.wait(200, 0.01)  # no window: that exact frame only
+    assert cache.wait(200, 0.01, window_ns=100).stamp_ns == 250
+    with pytest.raises(FrameTimeout, match=r"stamped 200 ns \(or up to 4e-08 s later\)"):
+        cache.wait(200, 0.01, window_ns=40)  # 250 is outside the window, 100 is before it
+
+
+def test_a_frame_cache_window_prefers_the_named_frame_and_skips_one_missing_its_side_channel() -> None:
+    cache = FrameCache(capacity=8)
+    cache.put_image(200, IMAGE)
+    cache.put_ground_truth(200, "gt-200")
+    cache.put_image(230, IMAGE)
+    cache.put_ground_truth(230, "gt-230")
+    entry = cache.wait(200, 0.01, need_ground_truth=True, window_ns=100)
+    assert entry.stamp_ns == 200 and entry.ground_truth == "gt-200"
+    cache.put_image(300, IMAGE)  # its ground truth was dropped ...
+    cache.put_image(330, IMAGE)
+    missing_gt = r"stamped 300 ns \(or up to 1e-07 s later\): image arrived but no ground-truth view"
+    with pytest.raises(FrameTimeout, match=missing_gt):
+        cache.wait(300, 0.01, need_ground_truth=True, window_ns=100)
+    cache.put_ground_truth(330, "gt-330")  # ... and the next frame of the window is complete
+    assert cache.wait(300, 0.01, need_ground_truth=True, window_ns=100).ground_truth == "gt-330"
+    with pytest.raises(ValueError, match="window_ns"):
+        cache.wait(300, 0.01, window_ns=-1)

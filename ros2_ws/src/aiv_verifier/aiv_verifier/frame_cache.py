@@ -6,6 +6,13 @@ ground-truth view and detections with the same stamp) are in. Topic callbacks an
 concurrently, so everything is guarded by one condition variable. Only the newest ``capacity`` stamps are
 kept; a frame is a few hundred kB and nothing older is ever asked for.
 
+A lossy camera link (a best-effort driver over Wi-Fi) drops frames, and the one a move result names may be
+among them. A wait given a window (``window_ns``, the verifier's ``frame_stamp_window_s``) then takes the first
+frame stamped within that window after the named one: the robot adapter names a frame taken after the robot
+stopped, and any later frame of the window shows the same pose. Frames of one publisher arrive in stamp order,
+so the named frame, when it comes, is always the one taken. The benchmark's simulator sends each view once,
+reliably, and keeps the default window of 0 (that exact frame only).
+
 A request that names no stamp gets "the newest frame": the image that *arrived* last, not the one with the
 largest stamp. Stamps are not a reliable order: a camera whose clock jumps ahead once, a bag played in a loop
 or a simulated clock that restarts would otherwise leave one stale frame as the newest for good. When the
@@ -166,18 +173,18 @@ class FrameCache:
         *,
         need_ground_truth: bool = False,
         need_detections: bool = False,
+        window_ns: int = 0,
     ) -> FrameEntry:
         """The complete entry for ``stamp_ns`` (None: the newest frame), or FrameTimeout naming what is missing.
 
         With ``stamp_ns`` None the newest frame is re-read while waiting: if another image arrives before the
-        newest one is complete, the wait moves on to that one.
+        newest one is complete, the wait moves on to that one. With a ``window_ns`` the earliest image stamped
+        from ``stamp_ns`` to ``stamp_ns + window_ns`` is the one waited on (see the module docstring).
         """
+        if window_ns < 0:
+            raise ValueError(f"window_ns must be >= 0, got {window_ns}")
 
-        def ready() -> FrameEntry | None:
-            key = self._newest if stamp_ns is None else stamp_ns
-            if stamp_ns is None and key is not None and self._too_far_ahead(key) is not None:
-                return None  # the clock went back after it arrived: not the newest frame any more
-            entry = self._entries.get(key) if key is not None else None
+        def usable(entry: FrameEntry | None) -> FrameEntry | None:
             if entry is None or not entry.has_image:
                 return None
             if entry.image_error:
@@ -188,9 +195,40 @@ class FrameCache:
                 return None
             return entry
 
+        def ready() -> FrameEntry | None:
+            if stamp_ns is not None:
+                # The earliest complete frame of the window: a side channel of the named frame that was
+                # dropped too does not hold the wait up when a later frame of the window is complete.
+                for key in self._window(stamp_ns, window_ns):
+                    if (entry := usable(self._entries.get(key))) is not None:
+                        return entry
+                return None
+            newest = self._newest
+            if newest is not None and self._too_far_ahead(newest) is not None:
+                return None  # the clock went back after it arrived: not the newest frame any more
+            return usable(self._entries.get(newest)) if newest is not None else None
+
         return self._wait_for(
-            ready, timeout_s, lambda: self._missing(stamp_ns, timeout_s, need_ground_truth, need_detections)
+            ready,
+            timeout_s,
+            lambda: self._missing(stamp_ns, timeout_s, need_ground_truth, need_detections, window_ns),
         )
+
+    def _window(self, stamp_ns: int, window_ns: int) -> list[int]:
+        """The stamps a wait for ``stamp_ns`` may take, earliest first: that one, and with a window every
+        stamp in it that has an entry."""
+        if window_ns == 0:
+            return [stamp_ns]
+        return sorted(stamp for stamp in self._entries if stamp_ns <= stamp <= stamp_ns + window_ns)
+
+    def _first_image_from(self, stamp_ns: int, window_ns: int) -> int:
+        """The earliest stamp of the window that has an image (``stamp_ns`` when none has)."""
+        images = [
+            key
+            for key in self._window(stamp_ns, window_ns)
+            if (entry := self._entries.get(key)) is not None and entry.has_image
+        ]
+        return images[0] if images else stamp_ns
 
     def wait_detections(
         self, stamp_ns: int, timeout_s: float, *, need_ground_truth: bool = False, query: str | None = None
@@ -260,9 +298,13 @@ class FrameCache:
             )
         return text
 
-    def _missing(self, stamp_ns: int | None, timeout_s: float, need_gt: bool, need_det: bool) -> str:
+    def _missing(
+        self, stamp_ns: int | None, timeout_s: float, need_gt: bool, need_det: bool, window_ns: int = 0
+    ) -> str:
         wanted = "any frame" if stamp_ns is None else f"the frame stamped {stamp_ns} ns"
-        key = self._newest if stamp_ns is None else stamp_ns
+        if stamp_ns is not None and window_ns:
+            wanted += f" (or up to {window_ns / NANOS_PER_SECOND:g} s later)"
+        key = self._newest if stamp_ns is None else self._first_image_from(stamp_ns, window_ns)
         entry = self._entries.get(key) if key is not None else None
         if entry is None or not entry.has_image:
             text = f"no image for {wanted} within {timeout_s:.1f} s"
@@ -271,6 +313,8 @@ class FrameCache:
             return text
         if stamp_ns is None:
             wanted = f"the newest frame (stamped {entry.stamp_ns} ns)"
+        elif entry.stamp_ns != stamp_ns:
+            wanted = f"the frame stamped {entry.stamp_ns} ns (the first one from {stamp_ns} ns on)"
         missing = [
             name
             for name, need, have in (

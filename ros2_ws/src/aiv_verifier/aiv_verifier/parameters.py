@@ -88,6 +88,14 @@ WIRING_PARAMETERS: tuple[ParameterSpec, ...] = (
         exclusive_minimum=True,
     ),
     ParameterSpec(
+        "frame_stamp_window_s",
+        0.0,
+        "when the frame a move result names never arrives (a lossy best-effort camera link), take the first "
+        "frame stamped up to this many seconds after it (the robot has not moved since); 0 = only that exact "
+        "frame (the benchmark's simulator sends each view once, reliably)",
+        minimum=0.0,
+    ),
+    ParameterSpec(
         "detections_timeout_s",
         60.0,
         "agent.bbox_mode detections: seconds to wait, once the frame is in, for the detections of that frame (or "

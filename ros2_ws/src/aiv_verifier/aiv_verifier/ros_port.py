@@ -28,7 +28,7 @@ from rclpy.node import Node
 from .agent.port import FrameRequest, FrameUnavailable, FrameUnusable, MoveFailed, MoveReport
 from .agent.session import AgentStep, ViewFrame
 from .agent.trace import TraceEntry
-from .frame_cache import FrameCache, FrameEntry, FrameTimeout
+from .frame_cache import NANOS_PER_SECOND, FrameCache, FrameEntry, FrameTimeout
 from .ros_messages import (
     geometry_from_ground_truth,
     gt_box_from_ground_truth,
@@ -92,6 +92,9 @@ class FrameSource:
     detections_query: str | None = None
     """When set, only detections computed for this text query (or by a detector that does not say which) are
     accepted: the query this request asked the detector for (a wait of their own, as above)."""
+    window_s: float = 0.0
+    """A named frame that never arrives may be replaced by the first one up to this much later (a lossy
+    camera link; see ``FrameCache``); 0 = that exact frame only."""
 
     def wait(self, stamp_ns: int | None) -> FrameEntry:
         """The complete entry for ``stamp_ns`` (None: the newest); :class:`FrameUnavailable` if none comes."""
@@ -104,6 +107,7 @@ class FrameSource:
                 self.timeout_s,
                 need_ground_truth=self.need_ground_truth,
                 need_detections=self.need_detections and not separate,
+                window_ns=round(self.window_s * NANOS_PER_SECOND),
             )
             if separate and not entry.image_error:
                 entry = self.cache.wait_detections(

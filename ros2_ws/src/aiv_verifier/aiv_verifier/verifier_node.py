@@ -129,6 +129,7 @@ class VerifierNode(Node):
         self.move_timeout_s = float(values["move_timeout_s"])
         self.move_server_wait_s = float(values["move_server_wait_s"])
         self.frame_timeout_s = float(values["frame_timeout_s"])
+        self.frame_stamp_window_s = float(values["frame_stamp_window_s"])
         self.detections_timeout_s = float(values["detections_timeout_s"])
         self.publish_debug = bool(values["publish_debug_image"])
         cache_size = int(values["frame_cache_size"])
@@ -326,6 +327,7 @@ class VerifierNode(Node):
                 self.need_detections,
                 detections_timeout_s=self.detections_timeout_s,
                 detections_query=self._ask_detector(session.query.category),
+                window_s=self.frame_stamp_window_s,
             ),
             MoveChannel(
                 self, self.move_clients, self.move_action, self.move_server_wait_s, self.move_timeout_s
