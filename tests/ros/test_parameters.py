@@ -159,20 +159,20 @@ def test_namespaced_node_takes_wildcard_keys_and_refuses_set_parameters(
     process.assert_running()
 
     names = ["max_steps", "seed_policy", "frame_qos.depth"]
-    values = ros_executor.run(client.get_parameters(names), "GetParameters").values
+    values = ros_executor.ask(lambda: client.get_parameters(names), "GetParameters").values
     got = [values[0].integer_value, values[1].string_value, values[2].integer_value]
     assert got == [4, "seed_plus_index", 2]
 
     # What `ros2 param set /robot_7/offline_sim max_steps 2` sends: refused, the value stays.
-    results = ros_executor.run(
-        client.set_parameters([Parameter("max_steps", value=2)]), "SetParameters"
+    results = ros_executor.ask(
+        lambda: client.set_parameters([Parameter("max_steps", value=2)]), "SetParameters"
     ).results
     assert not results[0].successful and "read-only" in results[0].reason
-    after = ros_executor.run(client.get_parameters(["max_steps"]), "GetParameters").values
+    after = ros_executor.ask(lambda: client.get_parameters(["max_steps"]), "GetParameters").values
     assert after[0].integer_value == 4
 
-    described = ros_executor.run(
-        client.describe_parameters(["max_steps", "seed_policy"]), "Describe"
+    described = ros_executor.ask(
+        lambda: client.describe_parameters(["max_steps", "seed_policy"]), "Describe"
     ).descriptors
     assert described[0].read_only and described[0].integer_range[0].from_value == 1
     assert "seed_plus_index" in described[1].additional_constraints and described[1].description

@@ -84,6 +84,24 @@ class SpinningExecutor:
         wait_until(future.done, what, timeout_s)
         return future.result()
 
+    def ask(self, request: Callable[[], Any], what: str, attempts: int = 3) -> Any:
+        """The reply to an idempotent service request, sent again when a try goes unanswered.
+
+        A node can serve a request from a client it has not fully discovered and then drop the reply
+        (the FastDDS profile's "service" writer makes that rare, not impossible); asking again is what a
+        well-behaved client does, and it keeps the test about the node rather than about discovery.
+        """
+        for attempt in range(attempts):
+            future = request()
+            try:
+                wait_until(future.done, what, DEFAULT_TIMEOUT_S / attempts)
+            except WaitTimeout:
+                if attempt == attempts - 1:
+                    raise
+                continue
+            return future.result()
+        raise AssertionError("unreachable: attempts must be >= 1")
+
     def shutdown(self) -> None:
         # Stop spinning first: destroying a node whose handles the spinning thread is waiting on can block
         # (fast timers, as a fake robot's, make that window wide), and a blocked teardown hangs the worker.
