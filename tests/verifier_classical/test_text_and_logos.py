@@ -97,6 +97,46 @@ def test_one_ocr_pass_per_call_and_none_without_text_items() -> None:
     assert engine.calls == 1
 
 
+class FixedReads:
+    """An OCR engine that reads the given words, confidently, whatever the image: the text rules' input."""
+
+    name = "fixed"
+
+    def __init__(self, *words: str) -> None:
+        self.words = words
+
+    def read(self, image_rgb: np.ndarray) -> list[OcrItem]:
+        return [OcrItem(word, 0.99, (100, 200, 400, 300)) for word in self.words]
+
+
+@pytest.mark.parametrize(
+    ("read", "claimed", "expected"),
+    [
+        ("CULL", "QUILL", Decision.UNSURE),  # 3 of QUILL's 5 letters: OCR garbling the claimed word
+        ("JMLA", "LUMA", Decision.UNSURE),  # 3 of 4
+        ("CULL", "BREZ", Decision.NO),  # no letter in common: another word
+        ("TORU", "RUMI", Decision.NO),  # half the letters is not more than half
+        ("QUILL", "RUMI", Decision.NO),
+    ],
+)
+def test_a_read_holding_most_of_the_claimed_letters_is_a_misread_not_a_contradiction(
+    read: str, claimed: str, expected: Decision
+) -> None:
+    verifier = ClassicalVerifier(ClassicalParams(), ocr=FixedReads(read))
+    frame = printed_box(NAVY, WHITE, "NOVA")
+    (answer,) = verifier.verify(view_of(frame, TEXT_BOX), [attr(f'the word "{claimed}"', "logo_text")])
+    assert answer.answer is expected, answer.reason
+    if expected is Decision.UNSURE:
+        assert "misread" in answer.reason
+
+
+def test_the_misread_rule_can_be_turned_off() -> None:
+    verifier = ClassicalVerifier(ClassicalParams(text_misread_overlap=1.0), ocr=FixedReads("CULL"))
+    frame = printed_box(NAVY, WHITE, "NOVA")
+    (answer,) = verifier.verify(view_of(frame, TEXT_BOX), [attr('the word "QUILL"', "logo_text")])
+    assert answer.answer is Decision.NO and 'reads "CULL", not "QUILL"' in answer.reason
+
+
 def test_without_engine_text_is_unsure(verifier_without_ocr) -> None:
     frame = printed_box(NAVY, WHITE, "NOVA")
     (answer,) = verifier_without_ocr.verify(view_of(frame, TEXT_BOX), [attr('the word "NOVA"', "logo_text")])

@@ -24,6 +24,7 @@ import functools
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -137,7 +138,12 @@ class ClassicalParams:
       (a different title/brand in view); ``text_min_confidence`` (0.85) for that. A confident read of
       another length also answers No when ``text_partial_mismatch_is_no`` (True) and it cannot be a piece of
       the claimed word: not contained in it and less similar than ``text_partial_max_ratio`` (0.5), so
-      "FEE" (a cut-off "COFFEE") contradicts "FOREST" but never "COFFEE".
+      "FEE" (a cut-off "COFFEE") contradicts "FOREST" but never "COFFEE". A read that holds more than
+      ``text_misread_overlap`` (0.5; 1 = off) of a claimed word's letters is a misread of it and
+      contradicts nothing: on seeds 11 and 13 OCR read "QUILL" as "CULL" and "LUMA" as "JMLA" on the true
+      objects (4 wrong Nos), while every correct text No read another word sharing at most half the
+      letters ("TORU" for "RUMI", "SOLA" for "PIKO"). Measured there (veto / reference): decisive text
+      accuracy 90.2 -> 92.0 % and 86.8 -> 88.5 %, Pos +0.9 and N_S -0.9 points on both seeds.
     Logo: ``logo_min_fraction`` / ``logo_max_fraction`` bound a logo blob's share of the object;
       ``logo_yes_without_shape`` (True): a compact blob of the claimed colour that is too small to classify
       still counts as the logo.
@@ -224,6 +230,7 @@ class ClassicalParams:
     black_supports_only_dark_neutrals: bool = True
     decisive_min_box_px: float = 24.0
     text_partial_max_ratio: float = 0.5
+    text_misread_overlap: float = 0.5
     region: RegionParams = field(default_factory=RegionParams)
     category: CategoryParams = field(default_factory=CategoryParams)
     pattern: PatternParams = field(default_factory=PatternParams)
@@ -1125,9 +1132,22 @@ class ClassicalVerifier:
                 or self._partial_mismatch(_normalise_word(i.text), wanted)
             )
         ]
-        if p.text_mismatch_is_no and confident:
+        contradicting = [i for i in confident if not self._misread(_normalise_word(i.text), wanted)]
+        if p.text_mismatch_is_no and contradicting:
             return _Check(Decision.NO, f'reads {shown}, not "{quoted}"', 0.5)
+        if p.text_mismatch_is_no and confident:
+            return _unsure(f'reads {shown}: most of the letters of "{quoted}", taken as a misread')
         return _unsure(f'"{quoted}" not read (read: {shown})')
+
+    def _misread(self, read: str, wanted: Sequence[str]) -> bool:
+        """A read that holds more than ``text_misread_overlap`` of some claimed word's letters (counted with
+        repeats, in any order): OCR garbling that word ("CULL" for "QUILL"), not another word."""
+        have = Counter(read)
+        return any(
+            sum((Counter(word) & have).values()) > self.params.text_misread_overlap * len(word)
+            for word in wanted
+            if word
+        )
 
     def _partial_mismatch(self, read: str, wanted: Sequence[str]) -> bool:
         """A shorter confident read ("FEE" of "COFFEE") that cannot be a piece of any claimed word."""
