@@ -117,6 +117,8 @@ class FixedReads:
         ("CULL", "BREZ", Decision.NO),  # no letter in common: another word
         ("TORU", "RUMI", Decision.NO),  # half the letters is not more than half
         ("QUILL", "RUMI", Decision.NO),
+        ("KIRO", "ORBIT", Decision.NO),  # 3 of ORBIT's letters, but only 1 in ORBIT's order: another word
+        ("ORBIT", "KIRO", Decision.NO),
     ],
 )
 def test_a_read_holding_most_of_the_claimed_letters_is_a_misread_not_a_contradiction(
