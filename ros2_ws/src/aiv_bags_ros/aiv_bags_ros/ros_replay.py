@@ -33,7 +33,7 @@ from typing import Any
 
 import rclpy
 import yaml
-from aiv_common.action_waits import RenewableActionClient, send_goal_confirmed
+from aiv_common.action_waits import RenewableActionClient
 from aiv_common.move_outcomes import outcome_code
 from aiv_common.parameter_spec import parameter_defaults
 from aiv_dataset.vocabulary import MoveOutcome
@@ -222,12 +222,12 @@ class VerifierClient(Node):
     ) -> None:
         super().__init__(name, context=context)
         self.action = action
-        self.verify_clients = RenewableActionClient(self, VerifyInstance, action)
+        self.verify_client = RenewableActionClient(self, VerifyInstance, action)
 
     def wait_for_server(self, timeout_s: float, alive: Any = lambda: True) -> bool:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if self.verify_clients.client.wait_for_server(timeout_sec=0.2):
+            if self.verify_client.wait_for_server(0.2):
                 return True
             if not alive():
                 return False
@@ -235,13 +235,7 @@ class VerifierClient(Node):
 
     def verify(self, goal: Any, timeout_s: float) -> Verdict:
         """The Verdict of ``goal``; SessionBagError when the verifier does not answer in ``timeout_s``."""
-        sent = send_goal_confirmed(
-            self.verify_clients.client,
-            goal,
-            timeout_s=timeout_s,
-            what="the verifier",
-            renew=self.verify_clients.renew,
-        )
+        sent = self.verify_client.send_goal_confirmed(goal, timeout_s=timeout_s, what="the verifier")
         if sent is None:
             raise SessionBagError(f"replay over ROS: the verifier ({self.action}) did not take the request")
         if not sent.accepted:

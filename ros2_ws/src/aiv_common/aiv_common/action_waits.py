@@ -125,9 +125,9 @@ class RenewableActionClient:
     """Owns the client a node uses for one action, and replaces it with a fresh one on request. It may be
     created while another thread spins the node.
 
-    ``client`` is the current client; pass :meth:`renew` as ``renew`` to :func:`send_goal_confirmed`, which
-    calls it when a goal got no answer at all for a while (see the module docstring). ``renewals`` counts
-    the replacements, for diagnostics.
+    ``client`` is the current client; :meth:`send_goal_confirmed` sends from it and renews it when a goal got
+    no answer at all for a while (see the module docstring). ``renewals`` counts the replacements, for
+    diagnostics. One caller at a time: a renewal destroys the client another caller may be waiting on.
     """
 
     def __init__(self, node: Node, action_type: Any, action_name: str, **client_options: Any) -> None:
@@ -145,6 +145,13 @@ class RenewableActionClient:
         old.destroy()
         self.renewals += 1
         return self.client
+
+    def wait_for_server(self, timeout_s: float) -> bool:
+        return bool(self.client.wait_for_server(timeout_sec=timeout_s))
+
+    def send_goal_confirmed(self, goal: Any, **options: Any) -> SentGoal | None:
+        """:func:`send_goal_confirmed` from the current client, renewing it when the goal goes unanswered."""
+        return send_goal_confirmed(self.client, goal, renew=self.renew, **options)
 
     def destroy(self) -> None:
         self.client.destroy()

@@ -21,7 +21,6 @@ from aiv_common.action_waits import (
     action_server_watch,
     call_idempotent,
     fresh_service_client,
-    send_goal_confirmed,
 )
 from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import StepReport, Verdict
@@ -165,14 +164,12 @@ class RosEpisodeClient:
             start_sector=int(start.start_sector),
         )
         server_alive = action_server_watch(self.node, self.verify_action)
-        sent = send_goal_confirmed(
-            self.verify_client,
+        sent = self.verify.send_goal_confirmed(
             goal,
             timeout_s=self.start_timeout_s,
             alive=server_alive,
             what="the verifier",
             feedback_callback=lambda msg: feedback.append(msg.feedback.step),
-            renew=self.verify.renew,
         )
         if sent is None:
             raise EpisodeInfrastructureError("the verifier did not acknowledge the goal")

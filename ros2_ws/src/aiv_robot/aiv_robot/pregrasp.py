@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 import rclpy
-from aiv_common.action_waits import RenewableActionClient, action_server_watch, send_goal_confirmed
+from aiv_common.action_waits import RenewableActionClient, action_server_watch
 from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import AttributeState, StepReport, Verdict
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -75,10 +75,10 @@ def verify_before_grasp(
     category_hint: str = "",
     request_id: str = "",
     on_step: Callable[[StepReport], None] | None = None,
-    clients: RenewableActionClient | None = None,
+    client: RenewableActionClient | None = None,
 ) -> Verdict | None:
     """Send one VerifyInstance goal from ``node`` (spun by someone else) and return its Verdict; None when no
-    verifier answered. ``on_step`` sees every step's report as it arrives. ``clients`` is a caller's client
+    verifier answered. ``on_step`` sees every step's report as it arrives. ``client`` is a caller's client
     to reuse across calls; without it one is made for this call and destroyed after it."""
     goal = VerifyInstance.Goal(
         request_id=request_id or f"pregrasp-{uuid.uuid4().hex[:8]}",
@@ -86,17 +86,17 @@ def verify_before_grasp(
         step_budget=step_budget,
         category_hint=category_hint,
     )
-    with _borrowed_or_own(node, action_name, clients) as client:
-        return _send_and_wait(node, client, goal, action_name, timeout_s, server_wait_s, on_step)
+    with _borrowed_or_own(node, action_name, client) as in_use:
+        return _send_and_wait(node, in_use, goal, action_name, timeout_s, server_wait_s, on_step)
 
 
 @contextlib.contextmanager
 def _borrowed_or_own(
-    node: Node, action_name: str, clients: RenewableActionClient | None
+    node: Node, action_name: str, client: RenewableActionClient | None
 ) -> Iterator[RenewableActionClient]:
     """The caller's client, or one made for this call and destroyed after it."""
-    if clients is not None:
-        yield clients
+    if client is not None:
+        yield client
         return
     own = RenewableActionClient(node, VerifyInstance, action_name)
     try:
@@ -107,14 +107,14 @@ def _borrowed_or_own(
 
 def _send_and_wait(
     node: Node,
-    clients: RenewableActionClient,
+    client: RenewableActionClient,
     goal: Any,
     action_name: str,
     timeout_s: float,
     server_wait_s: float,
     on_step: Callable[[StepReport], None] | None,
 ) -> Verdict | None:
-    if not clients.client.wait_for_server(timeout_sec=server_wait_s):
+    if not client.wait_for_server(server_wait_s):
         return None
     alive = action_server_watch(node, action_name)
     shown: set[int] = set()
@@ -127,14 +127,12 @@ def _send_and_wait(
             shown.add(int(report.step))
         on_step(report)
 
-    sent = send_goal_confirmed(
-        clients.client,
+    sent = client.send_goal_confirmed(
         goal,
         timeout_s=server_wait_s,
         alive=alive,
         what="the verifier",
         feedback_callback=lambda message: show(message.feedback.step),
-        renew=clients.renew,
     )
     if sent is None or not sent.accepted:
         return None
@@ -204,7 +202,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         print(f"aiv-pregrasp: bad ROS arguments: {error}", file=sys.stderr)
         return EXIT_USAGE
     node = Node("aiv_pregrasp")
-    clients = RenewableActionClient(node, VerifyInstance, args.action)
+    client = RenewableActionClient(node, VerifyInstance, args.action)
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     spinner = threading.Thread(target=_spin, args=(executor,), daemon=True)
@@ -221,7 +219,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
             category_hint=args.category,
             request_id=args.request_id,
             on_step=lambda report: print(format_step(report), file=out, flush=True),
-            clients=clients,
+            client=client,
         )
         if verdict is None:
             print(
@@ -238,7 +236,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     finally:
         executor.shutdown(timeout_sec=2.0)
         spinner.join(timeout=5.0)
-        clients.destroy()
+        client.destroy()
         node.destroy_node()
         rclpy.try_shutdown()
 

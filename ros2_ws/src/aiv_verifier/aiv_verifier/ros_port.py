@@ -17,7 +17,6 @@ from aiv_common.action_waits import (
     RenewableActionClient,
     ServerLostError,
     action_server_watch,
-    send_goal_confirmed,
 )
 from aiv_common.move_outcomes import outcome_from_code
 from aiv_common.stamps import nanoseconds_to_stamp, stamp_to_nanoseconds
@@ -125,27 +124,25 @@ class FrameSource:
 class MoveChannel:
     """A MoveToSector client with bounded waits. ``node`` is the client's node: it watches the server's
     presence in the graph, so a server that crashes mid-move fails the request at once, not at the timeout.
-    ``clients`` owns the client, which a move whose goal goes unanswered replaces (see ``action_waits``)."""
+    ``client`` is renewed when a move's goal goes unanswered (see ``action_waits``)."""
 
     node: Node
-    clients: RenewableActionClient
+    client: RenewableActionClient
     action_name: str
     server_wait_s: float
     timeout_s: float
 
     def request(self, direction: str) -> Any:
         """The MoveToSector result of one move; raises :class:`MoveFailed` saying why there is none."""
-        if not self.clients.client.wait_for_server(timeout_sec=self.server_wait_s):
+        if not self.client.wait_for_server(self.server_wait_s):
             raise MoveFailed(f"no MoveToSector server within {self.server_wait_s:.1f} s")
         server_alive = action_server_watch(self.node, self.action_name)
         try:
-            sent = send_goal_confirmed(
-                self.clients.client,
+            sent = self.client.send_goal_confirmed(
                 MoveToSector.Goal(direction=direction),
                 timeout_s=self.timeout_s,
                 alive=server_alive,
                 what="the move server",
-                renew=self.clients.renew,
             )
             if sent is None:
                 raise MoveFailed(f"the move goal was not acknowledged within {self.timeout_s:.1f} s")

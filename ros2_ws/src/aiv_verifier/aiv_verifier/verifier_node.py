@@ -176,7 +176,7 @@ class VerifierNode(Node):
         self.step_pub = self.create_publisher(StepReport, step_topic, 50)
         self.debug_pub = self.create_publisher(Image, debug_topic, 1)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.move_clients = RenewableActionClient(self, MoveToSector, move_action)
+        self.move_client = RenewableActionClient(self, MoveToSector, move_action)
         # Goals are served by a second node on an executor of its own. An episode blocks its thread (it waits
         # for moves and frames), so everything it waits for -- frames, move results -- is handled by this node
         # on a single-threaded executor. (With one MultiThreadedExecutor for all of it, rclpy hands a ready
@@ -330,7 +330,7 @@ class VerifierNode(Node):
                 window_s=self.frame_stamp_window_s,
             ),
             MoveChannel(
-                self, self.move_clients, self.move_action, self.move_server_wait_s, self.move_timeout_s
+                self, self.move_client, self.move_action, self.move_server_wait_s, self.move_timeout_s
             ),
             goal_handle,
             publish_debug=self._publish_debug,
@@ -449,7 +449,7 @@ class VerifierNode(Node):
             KeyValue(key="last_error", value=str(stats["last_error"])),
             KeyValue(key="stamps_ahead", value=str(stats["stamps_ahead"])),
             # Moves whose goal the move server never answered and that went on with a fresh client.
-            KeyValue(key="move_client_renewals", value=str(self.move_clients.renewals)),
+            KeyValue(key="move_client_renewals", value=str(self.move_client.renewals)),
         ]
         if self.detection_query_pub is not None:
             status.values.append(KeyValue(key="detection_query", value=self.detection_query))
