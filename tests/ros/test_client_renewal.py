@@ -8,6 +8,7 @@ hold outlasts the request's timeout, so each test fails on code that never renew
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,6 +28,13 @@ from support.ros_harness import SpinningExecutor, ros_context
 HOLD_S = 30.0  # longer than any request's timeout below: only a renewal releases a held request
 
 
+def _unique(name: str) -> str:
+    """A name no earlier test in this process used. rmw_fastrtps calls a server available only when the
+    graph lists as many reply writers as request readers for its name, and a server of an earlier test (a
+    repeated run) can stay half-listed there for a while after its context shut down."""
+    return f"{name}_{uuid.uuid4().hex[:8]}"
+
+
 @pytest.fixture
 def server_executor() -> Iterator[SpinningExecutor]:
     """The servers' own context (a DDS participant apart from the client's) and a roomy thread pool: every
@@ -44,6 +52,7 @@ def test_an_unanswered_goal_is_sent_again_from_a_fresh_client_and_runs_once(
 ) -> None:
     renewed = threading.Event()
     executions: list[str] = []
+    action = _unique("renewal_move")
 
     def hold_until_renewed(_goal: Any) -> GoalResponse:
         renewed.wait(HOLD_S)
@@ -59,14 +68,14 @@ def test_an_unanswered_goal_is_sent_again_from_a_fresh_client_and_runs_once(
         lambda node: ActionServer(
             node,
             MoveToSector,
-            "renewal_move",
+            action,
             execute_callback=execute,
             goal_callback=hold_until_renewed,
             callback_group=ReentrantCallbackGroup(),
         ),
     )
     node = ros_executor.create_node("renewal_move_client")
-    clients = RenewableActionClient(node, MoveToSector, "renewal_move")  # made while the node spins
+    clients = RenewableActionClient(node, MoveToSector, action)  # made while the node spins
     first = clients.client
     assert first.wait_for_server(timeout_sec=20.0)
 
@@ -93,6 +102,7 @@ def test_an_unanswered_goal_is_sent_again_from_a_fresh_client_and_runs_once(
     assert response is not None
     assert response.result.sector == 4
     assert executions == ["back"]  # repeats of the same goal id, from either client, ran once
+    assert ros_executor.spinning, "the client's executor died: a replaced client was freed under it"
 
 
 def test_an_unanswered_idempotent_call_is_asked_again_from_a_fresh_client(
@@ -100,6 +110,7 @@ def test_an_unanswered_idempotent_call_is_asked_again_from_a_fresh_client(
 ) -> None:
     renewed = threading.Event()
     served: list[int] = []
+    service = _unique("renewal_start")
 
     def hold_until_renewed(request: Any, response: Any) -> Any:
         renewed.wait(HOLD_S)
@@ -110,11 +121,11 @@ def test_an_unanswered_idempotent_call_is_asked_again_from_a_fresh_client(
     server_executor.spin_new(
         "renewal_start_server",
         lambda node: node.create_service(
-            StartEpisode, "renewal_start", hold_until_renewed, callback_group=ReentrantCallbackGroup()
+            StartEpisode, service, hold_until_renewed, callback_group=ReentrantCallbackGroup()
         ),
     )
     node = ros_executor.create_node("renewal_start_client")
-    holder = {"client": node.create_client(StartEpisode, "renewal_start")}
+    holder = {"client": node.create_client(StartEpisode, service)}
     first = holder["client"]
     assert first.wait_for_service(timeout_sec=20.0)
 

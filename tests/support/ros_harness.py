@@ -79,6 +79,11 @@ class SpinningExecutor:
         self.add(node)
         return built
 
+    @property
+    def spinning(self) -> bool:
+        """Whether the spin thread is still alive (an exception in a callback or a take ends it)."""
+        return self._thread.is_alive()
+
     def run(self, future: Any, what: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> Any:
         """Wait for an rclpy future completed by the executor thread and return its result."""
         wait_until(future.done, what, timeout_s)

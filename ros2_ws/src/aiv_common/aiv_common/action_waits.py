@@ -14,6 +14,7 @@ that got no answer at all for a while goes on with a fresh client (``renew``).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -127,7 +128,7 @@ class RenewableActionClient:
 
     ``client`` is the current client; :meth:`send_goal_confirmed` sends from it and renews it when a goal got
     no answer at all for a while (see the module docstring). ``renewals`` counts the replacements, for
-    diagnostics. One caller at a time: a renewal destroys the client another caller may be waiting on.
+    diagnostics. One caller at a time: a renewal retires the client another caller may be waiting on.
     """
 
     def __init__(self, node: Node, action_type: Any, action_name: str, **client_options: Any) -> None:
@@ -139,10 +140,10 @@ class RenewableActionClient:
         self.renewals = 0
 
     def renew(self) -> ActionClient:
-        """Destroy the current client and make a new one (safe while another thread spins the node)."""
+        """Replace the current client with a new one (safe while another thread spins the node)."""
         old = self.client
         self.client = _CompleteWhenListed(self.node, self.action_type, self.action_name, **self._options)
-        old.destroy()
+        self._unlist(old)
         self.renewals += 1
         return self.client
 
@@ -153,8 +154,22 @@ class RenewableActionClient:
         """:func:`send_goal_confirmed` from the current client, renewing it when the goal goes unanswered."""
         return send_goal_confirmed(self.client, goal, renew=self.renew, **options)
 
-    def destroy(self) -> None:
-        self.client.destroy()
+    def release(self) -> None:
+        """Take the current client off its node, for good (safe while another thread spins the node)."""
+        self._unlist(self.client)
+
+    def _unlist(self, client: ActionClient) -> None:
+        """Take ``client`` off the node without destroying it: its handle is freed with the last reference.
+
+        ``ActionClient.destroy`` frees the handle at once, but an executor that listed the client in its
+        last wait may take data from it afterwards, and its spin thread then dies on the freed handle
+        ("action client pointer is invalid"; rclpy checks for that with subscriptions and service clients,
+        not with action clients). A renewal makes that likely: the server answers the old client's held
+        requests just as it is replaced. An unlisted client is never listed again, and Python frees it once
+        such an executor (or a caller still holding a sent goal) lets go.
+        """
+        with contextlib.suppress(ValueError):  # already unlisted
+            self.node.remove_waitable(client)
 
 
 def action_server_watch(node: Node, action_name: str) -> Callable[[], bool]:

@@ -79,7 +79,7 @@ def verify_before_grasp(
 ) -> Verdict | None:
     """Send one VerifyInstance goal from ``node`` (spun by someone else) and return its Verdict; None when no
     verifier answered. ``on_step`` sees every step's report as it arrives. ``client`` is a caller's client
-    to reuse across calls; without it one is made for this call and destroyed after it."""
+    to reuse across calls; without it one is made for this call and released after it."""
     goal = VerifyInstance.Goal(
         request_id=request_id or f"pregrasp-{uuid.uuid4().hex[:8]}",
         descriptions=list(descriptions),
@@ -94,7 +94,7 @@ def verify_before_grasp(
 def _borrowed_or_own(
     node: Node, action_name: str, client: RenewableActionClient | None
 ) -> Iterator[RenewableActionClient]:
-    """The caller's client, or one made for this call and destroyed after it."""
+    """The caller's client, or one made for this call and released after it."""
     if client is not None:
         yield client
         return
@@ -102,7 +102,7 @@ def _borrowed_or_own(
     try:
         yield own
     finally:
-        own.destroy()
+        own.release()
 
 
 def _send_and_wait(
@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     finally:
         executor.shutdown(timeout_sec=2.0)
         spinner.join(timeout=5.0)
-        client.destroy()
+        client.release()
         node.destroy_node()
         rclpy.try_shutdown()
 
