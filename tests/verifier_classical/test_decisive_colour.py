@@ -249,6 +249,42 @@ def test_bad_rule_names_are_refused() -> None:
         ClassicalParams(main_no_rule="maybe")
 
 
+def _glasses_over_an_orange_wall() -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """Blue-rimmed glasses (two lenses and a bridge) whose clear lenses show an orange wall behind them."""
+    frame = background()
+    x1, y1, lens_w, lens_h, gap, rim = 60, 280, 36, 26, 14, 3
+    for k in range(2):
+        left = x1 + k * (lens_w + gap)
+        frame[y1 : y1 + lens_h, left : left + lens_w] = BLUE
+        frame[y1 + rim : y1 + lens_h - rim, left + rim : left + lens_w - rim] = ORANGE
+    frame[y1 + 5 : y1 + 8, x1 + lens_w : x1 + lens_w + gap] = BLUE
+    return frame, (x1, y1, x1 + 2 * lens_w + gap, y1 + lens_h)
+
+
+def test_see_through_glasses_are_not_judged_by_what_shows_through_their_lenses() -> None:
+    # The region of a thin frame around clear lenses holds whatever lies behind them: here an orange wall,
+    # a hue no description names. With ``open_frame_palette_unreliable`` the palette's identity No and the
+    # main-colour chroma No stay silent for a see-through category and the blue rim confirms the claim;
+    # without it the wall makes the true glasses "not the described object".
+    from aiv_verifier.core.crop import crop_with_gt_box
+    from aiv_verifier.verification.base import ViewInput
+
+    frame, box = _glasses_over_an_orange_wall()
+    crop = crop_with_gt_box(frame, box)
+    view = ViewInput(
+        crop.image, frame, crop.box, crop.confidence, "eyeglasses", ("glasses with a blue frame",)
+    )
+    aware = ClassicalVerifier(ClassicalParams(ocr_engine="none"))
+    naive = ClassicalVerifier(ClassicalParams(ocr_engine="none", open_frame_palette_unreliable=False))
+    assert aware.verify(view, [attr("blue")])[0].answer is Decision.YES
+    answer = naive.verify(view, [attr("blue")])[0]
+    assert answer.answer is Decision.NO
+    assert "not the described object" in answer.reason
+    # The same palette on a solid category is still judged: the orange is the object's own.
+    solid_view = ViewInput(crop.image, frame, crop.box, crop.confidence, "wallet", ("a blue wallet",))
+    assert aware.verify(solid_view, [attr("blue")])[0].answer is Decision.NO
+
+
 @pytest.mark.parametrize("gains", [(1.15, 1.0, 0.85), (0.85, 1.0, 1.15), (1.0, 1.0, 1.0)])
 def test_a_part_colour_under_a_cast_is_not_called_absent(verifier_without_ocr, gains) -> None:
     # A grey body with a purple band: a strong cast turns the purple towards magenta or blue, past what a Yes
