@@ -35,13 +35,7 @@ from ...core.crop import CROP_PADDING_PX
 from ...core.types import Attribute, Decision
 from ..base import AttributeAnswer, ViewInput, unsure_for_all
 from . import colour as colour_mod
-from .category import (
-    OPEN_FRAME_CATEGORIES,
-    CategoryParams,
-    box_touches_edge,
-    judge_category,
-    judge_silhouette,
-)
+from .category import CategoryParams, box_touches_edge, is_open_frame, judge_category, judge_silhouette
 from .colour import ColourStats, claimed_names, colour_stats
 from .ocr import OcrEngine, OcrItem, check_ocr_choice, shared_ocr_engine
 from .pattern import COMPATIBLE_KINDS, PatternParams, find_structures
@@ -291,11 +285,12 @@ class _ViewAnalysis:
         ocr: Callable[[], OcrEngine | None],
         crop: np.ndarray,
         descriptions: tuple[str, ...] = (),
+        open_frame: bool = False,
     ) -> None:
         self.region = region
         self.descriptions = descriptions
         # The query names a thin frame around see-through parts: its mask mixes in what lies behind it.
-        self.open_frame = False
+        self.open_frame = open_frame
         self._unexplained: dict[float, float] = {}
         self.stats: ColourStats = colour_stats(region.labels, region.lab[..., 0], region.interior)
         self._ocr = ocr  # the verifier's lazy engine: called only when an attribute needs text
@@ -489,12 +484,8 @@ class ClassicalVerifier:
         if silhouette:
             return [AttributeAnswer(a.name, Decision.NO, silhouette, 0.7) for a in attributes]
         descriptions = view.descriptions if isinstance(view.descriptions, tuple) else ()
-        analysis = _ViewAnalysis(region, self._ocr_engine, crop, descriptions)
-        analysis.open_frame = (
-            self.params.open_frame_palette_unreliable
-            and isinstance(view.category, str)
-            and view.category.strip().lower() in OPEN_FRAME_CATEGORIES
-        )
+        open_frame = self.params.open_frame_palette_unreliable and is_open_frame(view.category)
+        analysis = _ViewAnalysis(region, self._ocr_engine, crop, descriptions, open_frame)
         region_done = time.perf_counter()
         identity = self._identity_check(analysis)
         if identity:
@@ -597,9 +588,9 @@ class ClassicalVerifier:
         """
         p = self.params
         region = analysis.region
-        if p.identity_unexplained_share <= 0 or not analysis.descriptions or not self._solid_view(region):
-            return ""
-        if analysis.open_frame:
+        if p.identity_unexplained_share <= 0 or not analysis.descriptions or analysis.open_frame:
+            return ""  # off, nothing to compare with, or a see-through frame (its region shows the room)
+        if not self._solid_view(region):
             return ""
         if region.source_pixels < p.identity_min_pixels:
             return ""  # small objects: the boundary band (background) is a large share of the mask

@@ -62,6 +62,12 @@ CATEGORY_EXTENT_M: MappingProxyType[str, tuple[float, float]] = MappingProxyType
 #: Categories made of a thin frame around see-through parts: no view of them is a filled, compact blob.
 OPEN_FRAME_CATEGORIES: frozenset[str] = frozenset({"eyeglasses"})
 
+
+def is_open_frame(category: object) -> bool:
+    """Whether ``category`` names a thin frame around see-through parts (its region shows what is behind)."""
+    return isinstance(category, str) and category.strip().lower() in OPEN_FRAME_CATEGORIES
+
+
 #: Solid-bodied categories whose silhouette nearly fills its convex hull from every side.
 #: (Not phones: a phone's dark screen merges with a dark background, and a second generated dataset had a
 #: phone's estimated mask at 60 % of its hull.)
