@@ -139,18 +139,28 @@ def questions_for(
     return questions
 
 
-def _convert(default: Any, value: str) -> Any:
+class OverrideError(ValueError):
+    """A ``--set`` that names no ClassicalParams field, or gives it a value it cannot take."""
+
+
+def _convert(key: str, default: Any, value: str) -> Any:
     if isinstance(default, bool):
+        if value.lower() not in ("1", "true", "yes", "0", "false", "no"):
+            raise OverrideError(f"--set {key}={value}: expected true or false")
         return value.lower() in ("1", "true", "yes")
     if isinstance(default, (int, float)):
-        return type(default)(float(value))
+        try:
+            return type(default)(float(value))
+        except ValueError:
+            raise OverrideError(f"--set {key}={value}: expected a number") from None
     return value
 
 
-def _parse_overrides(pairs: list[str]) -> dict[str, Any]:
-    """``key=value`` overrides of ClassicalParams fields; ``section.key=value`` reaches a nested section
-    (``category.enabled=false``, ``region.grabcut_iterations=2``)."""
-    defaults = ClassicalParams()
+def classical_params(ocr_engine: str, pairs: list[str]) -> ClassicalParams:
+    """ClassicalParams with ``key=value`` overrides; ``section.key=value`` reaches a nested section
+    (``category.enabled=false``, ``region.grabcut_iterations=2``). Raises OverrideError, never a traceback
+    for a mistyped key or value."""
+    defaults = ClassicalParams(ocr_engine=ocr_engine)
     fields = {f.name for f in dataclasses.fields(ClassicalParams)}
     overrides: dict[str, Any] = {}
     nested: dict[str, dict[str, Any]] = {}
@@ -158,19 +168,22 @@ def _parse_overrides(pairs: list[str]) -> dict[str, Any]:
         key, _, value = pair.partition("=")
         section, _, leaf = key.partition(".")
         if section not in fields:
-            raise SystemExit(f"unknown parameter {key!r}; known: {sorted(fields)}")
+            raise OverrideError(f"unknown parameter {key!r}; known: {sorted(fields)}")
         default = getattr(defaults, section)
         if leaf:
             if not dataclasses.is_dataclass(default) or leaf not in {
                 f.name for f in dataclasses.fields(default)
             }:
-                raise SystemExit(f"unknown parameter {key!r}")
-            nested.setdefault(section, {})[leaf] = _convert(getattr(default, leaf), value)
+                raise OverrideError(f"unknown parameter {key!r}")
+            nested.setdefault(section, {})[leaf] = _convert(key, getattr(default, leaf), value)
         else:
-            overrides[key] = _convert(default, value)
-    for section, values in nested.items():
-        overrides[section] = dataclasses.replace(getattr(defaults, section), **values)
-    return overrides
+            overrides[key] = _convert(key, default, value)
+    try:
+        for section, values in nested.items():
+            overrides[section] = dataclasses.replace(getattr(defaults, section), **values)
+        return dataclasses.replace(defaults, **overrides)
+    except ValueError as error:  # the dataclasses' own validation (a choice, a range)
+        raise OverrideError(f"--set: {error}") from None
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -221,7 +234,7 @@ def format_table(table: dict[str, dict[str, Any]]) -> str:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(args.dataset)
-    params = dataclasses.replace(ClassicalParams(ocr_engine=args.ocr), **_parse_overrides(args.set or []))
+    params = classical_params(args.ocr, args.set or [])
     verifier = ClassicalVerifier(params)
     rows: list[dict[str, Any]] = []
     cache: dict[str, Any] = {}
@@ -297,7 +310,11 @@ def main(argv: list[str] | None = None) -> int:
     if not (Path(args.dataset) / CAPTURE_SUBDIR / args.split).is_dir():
         print(f"error: no {args.split!r} captures under {args.dataset}/{CAPTURE_SUBDIR}", file=sys.stderr)
         return 2
-    result = run(args)
+    try:
+        result = run(args)
+    except OverrideError as error:
+        print(f"classical_study: error: {error}", file=sys.stderr)
+        return 2
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1), encoding="utf-8")
     print(

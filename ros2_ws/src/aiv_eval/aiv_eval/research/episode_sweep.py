@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+from aiv_dataset.errors import DatasetError
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import pair_key
@@ -46,11 +47,11 @@ from aiv_verifier.core.crop import crop_with_gt_box
 from aiv_verifier.core.types import Attribute, Decision
 from aiv_verifier.query import build_query_interpreter
 from aiv_verifier.verification.base import AttributeAnswer, PerViewVerifier, ViewInput
-from aiv_verifier.verification.classical.backend import ClassicalParams, ClassicalVerifier
+from aiv_verifier.verification.classical.backend import ClassicalVerifier
 from PIL import Image
 
 from ..env_port import run_env_episode
-from .classical_study import _parse_overrides
+from .classical_study import OverrideError, classical_params
 
 PAIR_TYPES = ("positive", "neg_same", "neg_diff")
 PERTURBATIONS = ("none", "cast", "gamma", "jpeg", "noise", "all")
@@ -156,6 +157,7 @@ def audit_table(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    params = classical_params(args.ocr, args.set or [])  # a mistyped --set fails before any reading
     root = Path(args.dataset)
     dataset = PInVerifyDataset(str(root))
     records = dataset.read_pair_index(dataset.index_path(args.index))
@@ -171,7 +173,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         privileged=True,
         descriptions=dataset.load_descriptions(),
     )
-    params = dataclasses.replace(ClassicalParams(ocr_engine=args.ocr), **_parse_overrides(args.set or []))
     oracle = None
     if args.audit:
         from aiv_verifier.verification.oracle import GroundTruthLibrary, OracleVerifier
@@ -275,7 +276,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write metrics, episodes and audit rows here")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    result = run(args)
+    try:
+        result = run(args)
+    except (DatasetError, OverrideError) as error:
+        print(f"episode_sweep: error: {error}", file=sys.stderr)
+        return 2
     print(
         f"{result['pairs']} pairs, {result['views_judged']} views judged in {result['verifier_seconds']:.0f} s "
         f"(total {time.perf_counter() - start:.0f} s)"

@@ -1,0 +1,92 @@
+"""The research sweep behind #18's numbers: same episodes as ``aiv-eval``, an audit, and clean CLI errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from aiv_eval.in_process import run_in_process
+from aiv_eval.research.episode_sweep import main as sweep_main
+from aiv_eval.research.episode_sweep import perturb
+from support.eval_specs import oracle_veto_spec
+
+
+def test_sweep_plays_the_same_episodes_as_the_in_process_evaluator(
+    tmp_path: Path, micro_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The sweep memoises the classical verifier across fusions; its decisions and steps must still be
+    exactly what ``aiv-eval`` records for the same configuration, or its tables would mislead."""
+    out = tmp_path / "sweep.json"
+    code = sweep_main([
+        "--dataset", str(micro_root), "--index", "val/pv_index_all.jsonl", "--fusions", "veto,attr_majority",
+        "--stop-rules", "reference", "--audit", "--json", str(out),
+    ])  # fmt: skip
+    assert code == 0
+    result = json.loads(out.read_text())
+    assert result["pairs"] == 12 and set(result["runs"]) == {"veto/reference", "attr_majority/reference"}
+
+    for fusion in ("veto", "attr_majority"):
+        spec = oracle_veto_spec(
+            tmp_path,
+            micro_root,
+            fusion,
+            "verifier.verifier.backend=classical",
+            f"verifier.agent.fusion={fusion}",
+            "evaluator.save_crops=false",
+        )
+        run_dir = run_in_process(spec).run_dir
+        records = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+        by_index = {r["episode_index"]: r for r in records}
+        episodes = result["runs"][f"{fusion}/reference"]["episodes"]
+        assert len(episodes) == len(by_index) == 12
+        for episode in episodes:
+            record = by_index[episode["index"]]
+            assert (episode["prediction"], episode["steps"]) == (record["prediction"], record["steps"]), (
+                fusion,
+                episode["index"],
+            )
+
+    rows = result["audit_rows"]
+    assert rows and {r["answer"] for r in rows} <= {"Yes", "No", "Unsure"}
+    assert {r["truth"] for r in rows} <= {"Yes", "No", "Unsure"}
+    assert {r["pair_type"] for r in rows} == {"positive", "neg_same", "neg_diff"}
+    judged = result["audit"]
+    assert all(0.0 <= entry["decisive_accuracy"] <= 1.0 for entry in judged.values())
+    assert "answers given while playing positive pairs" in capsys.readouterr().out
+
+
+def test_perturbation_is_deterministic_per_capture_and_changes_the_frame() -> None:
+    frame = (pytest.importorskip("numpy").arange(48 * 64 * 3) % 251).astype("uint8").reshape(48, 64, 3)
+    first = perturb(frame, "all", "episode/3/s4_far")
+    assert first.shape == frame.shape and first.dtype == frame.dtype
+    assert (first == perturb(frame, "all", "episode/3/s4_far")).all()
+    assert not (first == frame).all()
+    assert not (first == perturb(frame, "all", "episode/3/s6_far")).all()
+    assert perturb(frame, "none", "x") is frame
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--dataset", "{missing}"], "dataset root does not exist"),
+        (["--dataset", "{root}", "--index", "val/nope.jsonl"], "nope.jsonl"),
+        (["--dataset", "{root}", "--set", "no_such_rule=1"], "unknown parameter 'no_such_rule'"),
+        (["--dataset", "{root}", "--set", "identity_min_pixels=many"], "identity_min_pixels"),
+        (["--dataset", "{root}", "--set", "region.no_such_key=1"], "unknown parameter 'region.no_such_key'"),
+        (["--dataset", "{root}", "--set", "region.white_balance=sepia"], "white_balance must be one of"),
+        (["--dataset", "{root}", "--set", "category.enabled=maybe"], "expected true or false"),
+    ],
+)
+def test_user_mistakes_end_with_one_line_and_exit_status_2(
+    tmp_path: Path,
+    micro_root: Path,
+    capsys: pytest.CaptureFixture[str],
+    arguments: list[str],
+    message: str,
+) -> None:
+    filled = [a.format(missing=tmp_path / "missing", root=micro_root) for a in arguments]
+    assert sweep_main([*filled, "--limit", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("episode_sweep: error: ") and message in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
