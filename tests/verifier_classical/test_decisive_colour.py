@@ -285,6 +285,33 @@ def test_see_through_glasses_are_not_judged_by_what_shows_through_their_lenses()
     assert aware.verify(solid_view, [attr("blue")])[0].answer is Decision.NO
 
 
+def test_no_palette_rule_judges_glasses_by_the_wall_behind_them() -> None:
+    # Every No that rests on which colours dominate the region stays silent for a see-through category: the
+    # "mainly another colour" rule (orange dominates, so no purple) and the recoloured-part rule (a missing
+    # part colour while the region shows hues no description names). Both still answer for a wallet with
+    # the same pixels, and a colour no pixel at all could be (green) is still a No for the glasses: the rims
+    # are in the region, and none of them is green.
+    from aiv_verifier.core.crop import crop_with_gt_box
+    from aiv_verifier.verification.base import ViewInput
+
+    frame, box = _glasses_over_an_orange_wall()
+    crop = crop_with_gt_box(frame, box)
+    claims = [attr("purple"), attr("purple arms", name="arm_color"), attr("green", name="colour")]
+
+    def answers(category: str, see_through_aware: bool) -> list[Decision]:
+        params = ClassicalParams(
+            ocr_engine="none",
+            open_frame_palette_unreliable=see_through_aware,
+            identity_unexplained_share=0.0,  # the identity gate has its own test above
+        )
+        view = ViewInput(crop.image, frame, crop.box, crop.confidence, category, ("purple glasses",))
+        return [a.answer for a in ClassicalVerifier(params).verify(view, claims)]
+
+    assert answers("eyeglasses", True) == [Decision.UNSURE, Decision.UNSURE, Decision.NO]
+    assert answers("eyeglasses", False) == [Decision.NO, Decision.NO, Decision.NO]
+    assert answers("wallet", True) == [Decision.NO, Decision.NO, Decision.NO]
+
+
 @pytest.mark.parametrize("gains", [(1.15, 1.0, 0.85), (0.85, 1.0, 1.15), (1.0, 1.0, 1.0)])
 def test_a_part_colour_under_a_cast_is_not_called_absent(verifier_without_ocr, gains) -> None:
     # A grey body with a purple band: a strong cast turns the purple towards magenta or blue, past what a Yes
