@@ -90,3 +90,17 @@ def test_user_mistakes_end_with_one_line_and_exit_status_2(
     err = capsys.readouterr().err.strip()
     assert err.startswith("episode_sweep: error: ") and message in err
     assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_an_audit_without_privileged_ground_truth_is_refused_in_one_line(
+    tmp_path: Path, micro_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    copy = tmp_path / "no_gt"
+    shutil.copytree(micro_root, copy, ignore=shutil.ignore_patterns("privileged_gt"))
+    args = ["--dataset", str(copy), "--index", "val/pv_index_all.jsonl", "--audit", "--limit", "1"]
+    assert sweep_main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("episode_sweep: error: ") and "privileged_gt does not exist" in err
+    assert len(err.splitlines()) == 1

@@ -46,7 +46,7 @@ from aiv_verifier.agent.settings import AgentSettings
 from aiv_verifier.core.crop import crop_with_gt_box
 from aiv_verifier.core.types import Attribute, Decision
 from aiv_verifier.query import build_query_interpreter
-from aiv_verifier.verification.base import AttributeAnswer, PerViewVerifier, ViewInput
+from aiv_verifier.verification.base import AttributeAnswer, PerViewVerifier, VerifierError, ViewInput
 from aiv_verifier.verification.classical.backend import ClassicalVerifier
 from PIL import Image
 
@@ -278,7 +278,11 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     try:
         result = run(args)
-    except (DatasetError, OverrideError) as error:
+    except (
+        DatasetError,
+        OverrideError,
+        VerifierError,
+    ) as error:  # VerifierError: --audit without privileged GT
         print(f"episode_sweep: error: {error}", file=sys.stderr)
         return 2
     print(
