@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from aiv_eval.in_process import run_in_process
+from aiv_eval.research.episode_sweep import distractor_breakdown, perturb
 from aiv_eval.research.episode_sweep import main as sweep_main
-from aiv_eval.research.episode_sweep import perturb
 from support.eval_specs import oracle_veto_spec
 
 
@@ -54,6 +54,48 @@ def test_sweep_plays_the_same_episodes_as_the_in_process_evaluator(
     judged = result["audit"]
     assert all(0.0 <= entry["decisive_accuracy"] <= 1.0 for entry in judged.values())
     assert "answers given while playing positive pairs" in capsys.readouterr().out
+    # Every distractor episode played is counted exactly once.
+    neg_same = [e for e in result["runs"]["veto/reference"]["episodes"] if e["pair_type"] == "neg_same"]
+    assert sum(result["distractors"].values()) == len(neg_same)
+
+
+def _row(episode: str, view: str, kind: str, answer: str, truth: str) -> dict[str, str]:
+    return {
+        "view": f"pin_capture/val/{episode}/{view}",
+        "target": "t",
+        "pair_type": "neg_same",
+        "attribute": kind,
+        "type": kind,
+        "phrase": "p",
+        "answer": answer,
+        "truth": truth,
+        "reason": "r",
+    }
+
+
+def test_distractor_breakdown_names_what_kept_each_distractor_undecided() -> None:
+    rows = [
+        _row("a/1", "s0_far", "color", "No", "No"),  # rejected by some view
+        _row("a/1", "s2_far", "color", "Unsure", "No"),
+        _row("b/1", "s0_far", "color", "Unsure", "No"),  # a colour difference nobody decided
+        _row("b/1", "s0_far", "material", "Unsure", "No"),
+        _row("c/1", "s0_far", "material", "Unsure", "No"),  # only the material differs
+        _row("d/1", "s0_far", "logo_text", "Unsure", "No"),  # only the text differs
+        _row("e/1", "s0_far", "shape", "Unsure", "No"),
+        _row("f/1", "s0_far", "material", "Unsure", "No"),  # text and material
+        _row("f/1", "s2_far", "logo_text", "Yes", "No"),
+        _row("g/1", "s0_far", "color", "Yes", "Yes"),  # the difference never showed
+        {**_row("h/1", "s0_far", "color", "No", "No"), "pair_type": "positive"},  # not a distractor
+    ]
+    assert distractor_breakdown(rows) == {
+        "some view answered No": 1,
+        "colour or pattern differs, undecided": 1,
+        "only printed text differs": 1,
+        "only material differs": 1,
+        "only shape, count or part differs": 1,
+        "several non-colour attributes differ": 1,
+        "no differing attribute visible": 1,
+    }
 
 
 def test_perturbation_is_deterministic_per_capture_and_changes_the_frame() -> None:

@@ -11,7 +11,8 @@ Extras for studies:
 
 * ``--audit``: every classical answer is compared with the privileged oracle's answer for the same view
   (``verification.oracle``): Unsure rate and decisive accuracy per attribute type, counting only answers the
-  oracle itself can decide (the "oracle audit" of per-answer accuracy);
+  oracle itself can decide (the "oracle audit" of per-answer accuracy), and the same-category distractor
+  episodes by what decided them (:func:`distractor_breakdown`);
 * ``--perturb KIND``: the camera frame is perturbed before cropping (``cast``: white-balance cast, ``gamma``,
   ``jpeg``, ``noise``, ``all``), deterministically per capture, to test robustness beyond flat renders.
 
@@ -240,7 +241,50 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for pair_type in PAIR_TYPES
         }
         out["audit_rows"] = verifier.audit
+        out["distractors"] = distractor_breakdown(verifier.audit)
     return out
+
+
+DISTRACTOR_OUTCOMES = (
+    "some view answered No",
+    "colour or pattern differs, undecided",
+    "only printed text differs",
+    "only material differs",
+    "only shape, count or part differs",
+    "several non-colour attributes differ",
+    "no differing attribute visible",
+)
+
+
+def distractor_breakdown(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Why same-category distractors were (not) rejected: per neg_same episode, from the audited answers of
+    the views played (any fusion), whether some view answered No, else which attribute types the oracle says
+    differ in those views. It bounds what a better per-view judge could gain: an episode whose differing
+    attributes are all material or text needs a cue for those, and one where none differs visibly cannot be
+    won by any verifier with the views visited."""
+    episodes: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        if row["pair_type"] == "neg_same":
+            episodes[(row["target"], row["view"].rsplit("/", 1)[0])].append(row)
+    counts = dict.fromkeys(DISTRACTOR_OUTCOMES, 0)
+    for answers in episodes.values():
+        differing = {r["type"] for r in answers if r["truth"] == "No"}
+        if any(r["answer"] == "No" for r in answers):
+            outcome = DISTRACTOR_OUTCOMES[0]
+        elif differing & {"color", "pattern"}:
+            outcome = DISTRACTOR_OUTCOMES[1]
+        elif differing == {"logo_text"}:
+            outcome = DISTRACTOR_OUTCOMES[2]
+        elif differing == {"material"}:
+            outcome = DISTRACTOR_OUTCOMES[3]
+        elif len(differing) == 1:
+            outcome = DISTRACTOR_OUTCOMES[4]
+        elif differing:
+            outcome = DISTRACTOR_OUTCOMES[5]
+        else:
+            outcome = DISTRACTOR_OUTCOMES[6]
+        counts[outcome] += 1
+    return counts
 
 
 def format_audit(table: dict[str, dict[str, float]]) -> str:
@@ -278,11 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     try:
         result = run(args)
-    except (
-        DatasetError,
-        OverrideError,
-        VerifierError,
-    ) as error:  # VerifierError: --audit without privileged GT
+    # VerifierError: --audit on a dataset without privileged ground truth.
+    except (DatasetError, OverrideError, VerifierError) as error:
         print(f"episode_sweep: error: {error}", file=sys.stderr)
         return 2
     print(
@@ -294,6 +335,9 @@ def main(argv: list[str] | None = None) -> int:
         for pair_type, table in result["audit_by_pair_type"].items():
             print(f"-- answers given while playing {pair_type} pairs")
             print(format_audit(table))
+        print("-- same-category distractor episodes, by what decided them (views played)")
+        for outcome, count in result["distractors"].items():
+            print(f"{count:5d}  {outcome}")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1), encoding="utf-8")
     return 0
