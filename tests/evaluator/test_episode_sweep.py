@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from aiv_eval.in_process import run_in_process
 from aiv_eval.research.episode_sweep import distractor_breakdown, perturb
@@ -27,6 +28,7 @@ def test_sweep_plays_the_same_episodes_as_the_in_process_evaluator(
     assert result["pairs"] == 12 and set(result["runs"]) == {"veto/reference", "attr_majority/reference"}
 
     for fusion in ("veto", "attr_majority"):
+        # The test spec (oracle, veto) switched to the classical verifier and this fusion.
         spec = oracle_veto_spec(
             tmp_path,
             micro_root,
@@ -99,7 +101,7 @@ def test_distractor_breakdown_names_what_kept_each_distractor_undecided() -> Non
 
 
 def test_perturbation_is_deterministic_per_capture_and_changes_the_frame() -> None:
-    frame = (pytest.importorskip("numpy").arange(48 * 64 * 3) % 251).astype("uint8").reshape(48, 64, 3)
+    frame = (np.arange(48 * 64 * 3) % 251).astype(np.uint8).reshape(48, 64, 3)
     first = perturb(frame, "all", "episode/3/s4_far")
     assert first.shape == frame.shape and first.dtype == frame.dtype
     assert (first == perturb(frame, "all", "episode/3/s4_far")).all()

@@ -137,11 +137,15 @@ def printed_box(
 
 
 def view_of(
-    frame: np.ndarray, box: tuple[int, int, int, int] | None = BOX, category: str = "bag"
+    frame: np.ndarray,
+    box: tuple[int, int, int, int] | None = BOX,
+    category: str = "bag",
+    descriptions: tuple[str, ...] = (),
 ) -> ViewInput:
-    """The verifier's input for ``frame`` in GT-box mode (the production cropper, §5.4)."""
+    """The verifier's input for ``frame`` in GT-box mode (the production cropper, §5.4); ``descriptions``
+    are the query's full descriptions, which the identity gate reads."""
     crop = crop_with_gt_box(frame, box)
-    return ViewInput(crop.image, frame, crop.box, crop.confidence, category, ())
+    return ViewInput(crop.image, frame, crop.box, crop.confidence, category, descriptions)
 
 
 def attr(phrase: str, kind: str = "color", name: str = "") -> Attribute:

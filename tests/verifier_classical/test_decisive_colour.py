@@ -199,14 +199,10 @@ def test_the_earlier_main_colour_rule_stays_selectable() -> None:
 
 
 def test_identity_gate_on_colours_no_description_names(verifier_without_ocr) -> None:
-    from aiv_verifier.core.crop import crop_with_gt_box
-    from aiv_verifier.verification.base import ViewInput
-
     frame = paint_object(halves(BLUE, ORANGE, split=0.5))
-    crop = crop_with_gt_box(frame, BOX)
 
     def ask(*descriptions: str) -> list[Decision]:
-        view = ViewInput(crop.image, frame, crop.box, crop.confidence, "bag", descriptions)
+        view = view_of(frame, BOX, "bag", descriptions)
         return [
             a.answer for a in verifier_without_ocr.verify(view, [attr("blue"), attr("leather", "material")])
         ]
@@ -220,13 +216,8 @@ def test_identity_gate_on_colours_no_description_names(verifier_without_ocr) -> 
 def test_identity_gate_catches_a_small_unnamed_trim_but_not_a_cast_on_white_parts(
     verifier_without_ocr,
 ) -> None:
-    from aiv_verifier.core.crop import crop_with_gt_box
-    from aiv_verifier.verification.base import ViewInput
-
     def ask(verifier, frame, *descriptions: str) -> Decision:
-        crop = crop_with_gt_box(frame, BOX)
-        view = ViewInput(crop.image, frame, crop.box, crop.confidence, "bag", descriptions)
-        return verifier.verify(view, [attr("blue")])[0].answer
+        return verifier.verify(view_of(frame, BOX, "bag", descriptions), [attr("blue")])[0].answer
 
     # A blue bag whose lowest tenth is an orange trim no description names: a same-category distractor.
     trimmed = paint_object(halves(BLUE, ORANGE, split=0.9))
@@ -266,14 +257,8 @@ def test_see_through_glasses_are_not_judged_by_what_shows_through_their_lenses()
     # a hue no description names. With ``open_frame_palette_unreliable`` the palette's identity No and the
     # main-colour chroma No stay silent for a see-through category and the blue rim confirms the claim;
     # without it the wall makes the true glasses "not the described object".
-    from aiv_verifier.core.crop import crop_with_gt_box
-    from aiv_verifier.verification.base import ViewInput
-
     frame, box = _glasses_over_an_orange_wall()
-    crop = crop_with_gt_box(frame, box)
-    view = ViewInput(
-        crop.image, frame, crop.box, crop.confidence, "eyeglasses", ("glasses with a blue frame",)
-    )
+    view = view_of(frame, box, "eyeglasses", ("glasses with a blue frame",))
     aware = ClassicalVerifier(ClassicalParams(ocr_engine="none"))
     naive = ClassicalVerifier(ClassicalParams(ocr_engine="none", open_frame_palette_unreliable=False))
     assert aware.verify(view, [attr("blue")])[0].answer is Decision.YES
@@ -281,7 +266,7 @@ def test_see_through_glasses_are_not_judged_by_what_shows_through_their_lenses()
     assert answer.answer is Decision.NO
     assert "not the described object" in answer.reason
     # The same palette on a solid category is still judged: the orange is the object's own.
-    solid_view = ViewInput(crop.image, frame, crop.box, crop.confidence, "wallet", ("a blue wallet",))
+    solid_view = view_of(frame, box, "wallet", ("a blue wallet",))
     assert aware.verify(solid_view, [attr("blue")])[0].answer is Decision.NO
 
 
@@ -291,11 +276,7 @@ def test_no_palette_rule_judges_glasses_by_the_wall_behind_them() -> None:
     # part colour while the region shows hues no description names). Both still answer for a wallet with
     # the same pixels, and a colour no pixel at all could be (green) is still a No for the glasses: the rims
     # are in the region, and none of them is green.
-    from aiv_verifier.core.crop import crop_with_gt_box
-    from aiv_verifier.verification.base import ViewInput
-
     frame, box = _glasses_over_an_orange_wall()
-    crop = crop_with_gt_box(frame, box)
     claims = [attr("purple"), attr("purple arms", name="arm_color"), attr("green", name="colour")]
 
     def answers(category: str, see_through_aware: bool) -> list[Decision]:
@@ -304,7 +285,7 @@ def test_no_palette_rule_judges_glasses_by_the_wall_behind_them() -> None:
             open_frame_palette_unreliable=see_through_aware,
             identity_unexplained_share=0.0,  # the identity gate has its own test above
         )
-        view = ViewInput(crop.image, frame, crop.box, crop.confidence, category, ("purple glasses",))
+        view = view_of(frame, box, category, ("purple glasses",))
         return [a.answer for a in ClassicalVerifier(params).verify(view, claims)]
 
     assert answers("eyeglasses", True) == [Decision.UNSURE, Decision.UNSURE, Decision.NO]

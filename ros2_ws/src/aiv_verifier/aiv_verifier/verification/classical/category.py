@@ -202,11 +202,12 @@ def judge_silhouette(
     name = category.strip().lower()
     if not params.enabled or cut or source_pixels < params.silhouette_min_pixels:
         return CategoryEvidence(False, "")
-    if name not in OPEN_FRAME_CATEGORIES and name not in SOLID_BODY_CATEGORIES:
+    open_frame = is_open_frame(name)
+    if not open_frame and name not in SOLID_BODY_CATEGORIES:
         return CategoryEvidence(False, "")
     solidity, fill = silhouette_shape(mask)
     if (
-        name in OPEN_FRAME_CATEGORIES
+        open_frame
         and params.compact_min_solidity > 0
         and solidity >= params.compact_min_solidity
         and fill >= params.compact_min_fill
