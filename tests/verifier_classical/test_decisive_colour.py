@@ -9,6 +9,8 @@ attribute.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from aiv_verifier.core.types import Decision
@@ -190,6 +192,26 @@ def test_the_category_gate_answers_no_only_on_impossible_sizes(verifier_without_
     assert judge_category("ball", (100, 300, 260, 340), (640, 360), CategoryParams()).mismatch
     off = CategoryParams(enabled=False)
     assert not judge_category("mug", BOX, (640, 360), off).mismatch
+
+
+def test_the_size_cue_uses_the_cameras_own_focal_length(verifier_without_ocr) -> None:
+    """Pixels become metres through the focal length: the camera's own (its CameraInfo) when the view
+    carries it, the configured 42-degree field of view only otherwise."""
+    frame = paint_object(solid(BLUE))
+    mug = [attr("blue"), attr("a red handle")]
+    benchmark_like = view_of(frame, BOX, "mug")
+    assert verifier_without_ocr.verify(benchmark_like, mug)[0].answer is Decision.NO
+    # The same 200 px box through a long lens (fx 2500 px) spans at most 15 cm at 1.9 m: a mug may.
+    long_lens = dataclasses.replace(benchmark_like, focal_px=2500.0)
+    answers = verifier_without_ocr.verify(long_lens, mug)
+    assert answers[0].answer is Decision.YES and "not a mug" not in answers[1].reason
+    # A 14 px box is too small for a backpack through the benchmark camera (at most 6 cm at 1.9 m), but a
+    # wide-angle camera (fx 150 px) sees a 18 cm extent there: no longer ruled out.
+    tiny = (170, 320, 184, 334)
+    assert judge_category("backpack", tiny, (640, 360), CategoryParams()).mismatch
+    assert not judge_category("backpack", tiny, (640, 360), CategoryParams(), focal_length_px=150.0).mismatch
+    # A focal length that is no focal length falls back to the parameter rather than dividing by it.
+    assert judge_category("backpack", tiny, (640, 360), CategoryParams(), focal_length_px=0.0).mismatch
 
 
 def test_the_earlier_main_colour_rule_stays_selectable() -> None:

@@ -4,7 +4,8 @@ The episode itself is the verifier's one loop (:func:`aiv_verifier.agent.loop.ru
 is the simulator node's own core, :class:`~aiv_offline_sim.episode_service.EpisodeService`: it starts the
 episode (query rules, loading and checking the files, decoding the first view), answers moves and decodes
 each new view, with the same refusals and words as over ROS. This port only turns its observations into the
-agent's frames, exactly as the verifier node does with the simulator's messages (see ``ros_port.py``), so for
+agent's frames, exactly as the verifier node does with the simulator's messages (see ``ros_port.py``; the focal
+length too, from the intrinsics the simulator's CameraInfo carries), so for
 the same episode, configuration and seed both paths produce the same steps and verdict, broken input included.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from aiv_offline_sim.environment import Observation, PInVerifyEnv
-from aiv_offline_sim.episode_service import EpisodeService, EpisodeStart
+from aiv_offline_sim.episode_service import EpisodeService, EpisodeStart, camera_matrix
 from aiv_verifier.agent.factory import NO_OVERRIDES, AgentFactory, GoalOverrides
 from aiv_verifier.agent.frames import geometry_from_layout
 from aiv_verifier.agent.loop import run_episode
@@ -20,7 +21,15 @@ from aiv_verifier.agent.port import FrameRequest, MoveReport
 from aiv_verifier.agent.protocol import AgentSession
 from aiv_verifier.agent.session import AgentStep, ViewFrame
 from aiv_verifier.agent.trace import EpisodeSummary, EpisodeTrace, summarize
+from aiv_verifier.camera_model import camera_from_info
 from aiv_verifier.verification.base import PrivilegedViewInfo
+
+
+def focal_of(observation: Observation, image: np.ndarray) -> float | None:
+    """The camera's focal length for ``image``, from the CameraInfo the simulator node publishes with it
+    (the episode's intrinsics, the benchmark camera when it has none), read as the verifier node reads it."""
+    width, height, k = camera_matrix(observation.camera_intrinsics)
+    return camera_from_info(width, height, k).focal_for(int(image.shape[1]), int(image.shape[0]))
 
 
 def frame_from_observation(observation: Observation, image: np.ndarray | None = None) -> ViewFrame:
@@ -29,6 +38,7 @@ def frame_from_observation(observation: Observation, image: np.ndarray | None = 
     view = observation.privileged
     if image is None:
         image = observation.load_image()
+    focal_px = focal_of(observation, image)
     if view is None:
         return ViewFrame(
             image=image,
@@ -36,6 +46,7 @@ def frame_from_observation(observation: Observation, image: np.ndarray | None = 
             current_sector=observation.current_sector,
             navigation_failed=observation.navigation_failed,
             image_key=observation.current_sector,
+            focal_px=focal_px,
         )
     layout = [(entry.virtual_sector, entry.view_type, entry.camera_position) for entry in view.layout]
     return ViewFrame(
@@ -54,6 +65,7 @@ def frame_from_observation(observation: Observation, image: np.ndarray | None = 
             mask_meets_threshold=view.mask_meets_threshold,
         ),
         geometry=geometry_from_layout(layout, view.goal_position),
+        focal_px=focal_px,
     )
 
 

@@ -43,6 +43,12 @@ WIRING_PARAMETERS: tuple[ParameterSpec, ...] = (
         "GroundTruthView topic, subscribed only when GT boxes or an oracle verifier are configured",
     ),
     ParameterSpec(
+        "camera_info_topic",
+        "camera/camera_info",
+        "sensor_msgs/CameraInfo of the camera (frame QoS): its focal length turns box pixels into metres for the "
+        "classical backend's size cue instead of verifier.classical.category.hfov_deg; '' = do not subscribe",
+    ),
+    ParameterSpec(
         "detections_topic", "detections", "Detection2DArray topic (agent.bbox_mode detections only)"
     ),
     ParameterSpec(

@@ -27,6 +27,7 @@ from rclpy.node import Node
 from .agent.port import FrameRequest, FrameUnavailable, FrameUnusable, MoveFailed, MoveReport
 from .agent.session import AgentStep, ViewFrame
 from .agent.trace import TraceEntry
+from .camera_model import LatestCamera
 from .frame_cache import NANOS_PER_SECOND, FrameCache, FrameEntry, FrameTimeout
 from .ros_messages import (
     geometry_from_ground_truth,
@@ -36,13 +37,14 @@ from .ros_messages import (
 )
 
 
-def view_frame(entry: FrameEntry, request: FrameRequest) -> ViewFrame:
+def view_frame(entry: FrameEntry, request: FrameRequest, focal_px: float | None = None) -> ViewFrame:
     """The agent's input from a cached frame. With the ground-truth channel the sector, image key and the
     privileged fields come from it; without, the loop's bookkeeping supplies the sector and the stamp is the
     image key (a repeated view after a refused move keeps its stamp, so it is recognised as a duplicate).
     Ground truth from a live source (``sector`` -1: a robot stand-in rendering any pose) supplies the privileged
     fields only (with the visible attributes it measured on the render, so the oracle needs no capture look-up);
-    sector and image key then come as without it.
+    sector and image key then come as without it. ``focal_px`` is the camera's focal length for this image
+    (from its CameraInfo), None when unknown.
 
     Raises :class:`FrameUnusable` for a frame whose image could not be decoded.
     """
@@ -58,6 +60,7 @@ def view_frame(entry: FrameEntry, request: FrameRequest) -> ViewFrame:
             navigation_failed=request.navigation_failed,
             image_key=entry.stamp_ns,
             detections=tuple(entry.detections or ()),
+            focal_px=focal_px,
         )
     # A live source (the robot stand-in) knows no virtual sectors (sector -1): the loop's bookkeeping names
     # the sector, and each frame is its own view, keyed by its stamp like a frame without ground truth.
@@ -74,6 +77,7 @@ def view_frame(entry: FrameEntry, request: FrameRequest) -> ViewFrame:
         target_visible=bool(ground_truth.mask_meets_threshold),
         privileged=privileged_from_ground_truth(ground_truth),
         geometry=geometry_from_ground_truth(ground_truth),
+        focal_px=focal_px,
     )
 
 
@@ -94,6 +98,15 @@ class FrameSource:
     window_s: float = 0.0
     """A named frame that never arrives may be replaced by the first one up to this much later (a lossy
     camera link; see ``FrameCache``); 0 = that exact frame only."""
+    camera: LatestCamera | None = None
+    """The camera's newest calibration (CameraInfo), when the node listens for one."""
+
+    def focal_for(self, entry: FrameEntry) -> float | None:
+        """The focal length in pixels of the entry's image, None without a calibration that fits it."""
+        if self.camera is None or entry.image is None:
+            return None
+        height, width = entry.image.shape[:2]
+        return self.camera.focal_for(int(width), int(height))
 
     def wait(self, stamp_ns: int | None) -> FrameEntry:
         """The complete entry for ``stamp_ns`` (None: the newest); :class:`FrameUnavailable` if none comes."""
@@ -180,7 +193,7 @@ class RosEpisodePort:
 
     def frame(self, request: FrameRequest) -> ViewFrame:
         entry = self.frames.wait(request.stamp)
-        frame = view_frame(entry, request)
+        frame = view_frame(entry, request, self.frames.focal_for(entry))
         self._image_stamp = nanoseconds_to_stamp(entry.stamp_ns)
         return frame
 

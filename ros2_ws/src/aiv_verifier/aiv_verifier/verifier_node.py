@@ -60,13 +60,14 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from sensor_msgs.msg import CompressedImage, Image
+from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 from std_msgs.msg import String
 
 from .agent.factory import AgentFactory, ConfigError, GoalOverrides
 from .agent.loop import run_episode
 from .agent.session import ViewFrame
 from .agent.trace import summarize
+from .camera_model import LatestCamera, camera_from_info
 from .compressed_image import compressed_to_rgb
 from .config_schema import config_parameter_defaults, nested_config
 from .debug_view import compose_debug_view
@@ -159,6 +160,11 @@ class VerifierNode(Node):
             self.create_subscription(CompressedImage, image_topic, self.on_compressed_image, frame_qos)
         else:
             self.create_subscription(Image, image_topic, self.on_image, frame_qos)
+        self.camera = LatestCamera()
+        if values["camera_info_topic"]:
+            self.create_subscription(
+                CameraInfo, str(values["camera_info_topic"]), self.on_camera_info, frame_qos
+            )
         if self.need_ground_truth:
             self.create_subscription(GroundTruthView, gt_topic, self.on_ground_truth, frame_qos)
         self.detection_query_pub = None
@@ -263,6 +269,25 @@ class VerifierNode(Node):
             "check the camera's clock, or use_sim_time when replaying a bag"
         )
 
+    def on_camera_info(self, message: CameraInfo) -> None:
+        """Keep the newest usable calibration; a bad one is counted and warned about, the previous one stays."""
+        try:
+            camera = camera_from_info(
+                message.width,
+                message.height,
+                list(message.k),
+                message.binning_x,
+                message.binning_y,
+                message.roi.width,
+                message.roi.height,
+            )
+        except ValueError as error:
+            self._note_bad_message(f"camera_info at {stamp_to_nanoseconds(message.header.stamp)} ns: {error}")
+            return
+        if camera != self.camera.get():
+            self.get_logger().info(f"camera calibration: {camera.describe()}")
+        self.camera.put(camera)
+
     def on_ground_truth(self, message: GroundTruthView) -> None:
         self.frames.put_ground_truth(stamp_to_nanoseconds(message.header.stamp), message)
 
@@ -328,6 +353,7 @@ class VerifierNode(Node):
                 detections_timeout_s=self.detections_timeout_s,
                 detections_query=self._ask_detector(session.query.category),
                 window_s=self.frame_stamp_window_s,
+                camera=self.camera,
             ),
             MoveChannel(
                 self, self.move_client, self.move_action, self.move_server_wait_s, self.move_timeout_s
@@ -448,6 +474,10 @@ class VerifierNode(Node):
             KeyValue(key="settings", value=str(self.factory.settings.to_dict())),
             KeyValue(key="last_error", value=str(stats["last_error"])),
             KeyValue(key="stamps_ahead", value=str(stats["stamps_ahead"])),
+            # Where pixels become metres (the classical size cue): the camera's calibration, else the parameter.
+            KeyValue(
+                key="camera", value=camera.describe() if (camera := self.camera.get()) else "no camera_info"
+            ),
             # Moves whose goal the move server never answered and that went on with a fresh client.
             KeyValue(key="move_client_renewals", value=str(self.move_client.renewals)),
         ]

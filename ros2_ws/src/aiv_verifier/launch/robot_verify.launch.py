@@ -3,7 +3,8 @@
     ros2 launch aiv_verifier robot_verify.launch.py                      # a real base: Nav2 or a goal topic
     ros2 launch aiv_verifier robot_verify.launch.py standin:=true        # the live-rendering robot stand-in
     ros2 launch aiv_verifier robot_verify.launch.py image:=/camera/color/image_raw/compressed \
-        image_transport:=compressed detections:=/detector/detections params_file:=/path/to/my_robot.yaml
+        image_transport:=compressed camera_info:=/camera/color/camera_info detections:=/detector/detections \
+        params_file:=/path/to/my_robot.yaml
 
 Then ask for a verdict: ``aiv-pregrasp "a blue mug with white flowers"`` (exit code 0 = YES).
 
@@ -48,6 +49,7 @@ def _nodes(context):
         ],
         remappings=[
             ("camera/image_raw", image),
+            ("camera/camera_info", LaunchConfiguration("camera_info")),
             ("detections", LaunchConfiguration("detections")),
             ("move_to_sector", LaunchConfiguration("move_action")),
         ],
@@ -95,6 +97,11 @@ def generate_launch_description() -> LaunchDescription:
             "robot_verify.yaml, or robot_verify_standin.yaml with standin:=true",
         ),
         DeclareLaunchArgument("image", default_value="camera/image_raw", description="camera image topic"),
+        DeclareLaunchArgument(
+            "camera_info",
+            default_value="camera/camera_info",
+            description="the camera's CameraInfo topic (its focal length calibrates the classical size cue)",
+        ),
         DeclareLaunchArgument(
             "image_transport",
             default_value="",

@@ -2,7 +2,8 @@
 
     ros2 launch aiv_verifier verifier.launch.py
     ros2 launch aiv_verifier verifier.launch.py namespace:=arm_cam params_file:=/path/to/robot_verifier.yaml \
-        image:=/camera/color/image_raw detections:=/detector/detections move_action:=/base/move_to_sector
+        image:=/camera/color/image_raw camera_info:=/camera/color/camera_info detections:=/detector/detections \
+        move_action:=/base/move_to_sector
 
 Parameters come from ``params_file`` (default: the installed ``config/verifier.yaml``; its keys are written as
 ``/**/verifier`` so they apply under any namespace). The camera and detection topics are remapped by launch
@@ -27,6 +28,11 @@ def generate_launch_description() -> LaunchDescription:
             description="params YAML with a /**/verifier section",
         ),
         DeclareLaunchArgument("image", default_value="camera/image_raw", description="camera image topic"),
+        DeclareLaunchArgument(
+            "camera_info",
+            default_value="camera/camera_info",
+            description="the camera's CameraInfo topic (its focal length calibrates the classical size cue)",
+        ),
         DeclareLaunchArgument(
             "detections",
             default_value="detections",
@@ -54,6 +60,7 @@ def generate_launch_description() -> LaunchDescription:
         ],
         remappings=[
             ("camera/image_raw", LaunchConfiguration("image")),
+            ("camera/camera_info", LaunchConfiguration("camera_info")),
             ("detections", LaunchConfiguration("detections")),
             ("sim/ground_truth_view", LaunchConfiguration("ground_truth")),
             ("move_to_sector", LaunchConfiguration("move_action")),

@@ -48,7 +48,8 @@ class ViewFrame:
     move was refused, so this image repeats the last one. ``gt_box`` is the privileged ground-truth box (GT box
     mode; None = the capture has no box), ``detections`` the boxes of an external detector for this frame.
     ``target_visible`` is the privileged mask-over-threshold flag (LLM-NBV trap warnings), ``geometry`` the
-    capture layout for angular FPS.
+    capture layout for angular FPS. ``focal_px`` is the camera's horizontal focal length in pixels of
+    ``image`` when the camera publishes its calibration (None: unknown; see :mod:`aiv_verifier.camera_model`).
     """
 
     image: np.ndarray
@@ -62,6 +63,7 @@ class ViewFrame:
     target_visible: bool | None = None
     privileged: PrivilegedViewInfo | None = None
     geometry: SectorGeometry | None = None
+    focal_px: float | None = None
 
 
 @dataclass(frozen=True)
@@ -291,6 +293,7 @@ class VerificationSession(SessionBase):
             episode_key=self.episode_key,
             step=frame.step_count,
             privileged=frame.privileged,
+            focal_px=frame.focal_px,
         )
         stage = time.perf_counter()
         before = verifier.model_calls

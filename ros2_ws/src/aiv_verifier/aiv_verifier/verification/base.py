@@ -46,6 +46,8 @@ class ViewInput:
 
     ``crop`` is what the backend should judge (H×W×3 uint8 RGB, already padded and upscaled per §5.4);
     ``crop_box`` is where it came from in ``full_image`` (None: no box, the crop is the whole frame).
+    ``focal_px`` is the camera's horizontal focal length in pixels of ``full_image`` when the camera says it
+    (a robot's CameraInfo); None: a backend that needs one uses its configured field of view.
     """
 
     crop: np.ndarray
@@ -57,6 +59,7 @@ class ViewInput:
     episode_key: str = ""
     step: int = 0
     privileged: PrivilegedViewInfo | None = None
+    focal_px: float | None = None
 
 
 @dataclass(frozen=True)

@@ -474,7 +474,12 @@ class ClassicalVerifier:
         image_hw = (int(full.shape[0]), int(full.shape[1])) if full is not None and full.ndim >= 2 else None
         if image_hw is not None and isinstance(view.category, str) and view.category:
             evidence = judge_category(
-                view.category, view.crop_box, image_hw, self.params.category, CROP_PADDING_PX
+                view.category,
+                view.crop_box,
+                image_hw,
+                self.params.category,
+                CROP_PADDING_PX,
+                focal_length_px=view.focal_px if isinstance(view.focal_px, (int, float)) else None,
             )
             if evidence.mismatch:
                 reason = f"not a {view.category}: {evidence.reason}"

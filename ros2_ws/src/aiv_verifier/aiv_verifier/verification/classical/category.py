@@ -83,7 +83,8 @@ class CategoryParams:
     verifies; the benchmark captures views at 0.9-1.7 m horizontal distance from the object's centre,
     widened for the camera's height above the object.
     ``hfov_deg`` (42.0): horizontal field of view of the camera (the benchmark camera); with the frame width
-    it gives the focal length in pixels.
+    it gives the focal length in pixels when the view does not bring the camera's own (a robot camera's
+    CameraInfo, see :mod:`aiv_verifier.camera_model`).
     ``size_margin`` (1.25): the measured extent must exceed a category's largest size by this factor (or
     fall short of its smallest extent by it) before it counts against the category.
     ``ball_max_elongation`` (3.0): a ball's silhouette box is never longer than this times its width. An
@@ -139,8 +140,13 @@ def judge_category(
     image_hw: tuple[int, int],
     params: CategoryParams,
     padding_px: int = 0,
+    focal_length_px: float | None = None,
 ) -> CategoryEvidence:
-    """Category evidence from the object's box in the full frame (``padding_px`` added by the cropper)."""
+    """Category evidence from the object's box in the full frame (``padding_px`` added by the cropper).
+
+    ``focal_length_px``: the camera's own horizontal focal length in pixels of this frame (its CameraInfo);
+    None falls back to ``params.hfov_deg``, which is right only for a camera with that field of view.
+    """
     name = category.strip().lower()
     if not params.enabled or name not in CATEGORY_EXTENT_M:
         return CategoryEvidence(False, "")
@@ -150,7 +156,7 @@ def judge_category(
     h = max(0, y2 - y1 - 2 * padding_px)
     if min(w, h) < params.min_box_px:
         return CategoryEvidence(False, "")
-    f = focal_px(width, params.hfov_deg)
+    f = focal_length_px if focal_length_px and focal_length_px > 0 else focal_px(width, params.hfov_deg)
     long_side = float(max(w, h))
     low, high = long_side * params.min_distance_m / f, long_side * params.max_distance_m / f
     smallest, largest = CATEGORY_EXTENT_M[name]
