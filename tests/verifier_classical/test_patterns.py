@@ -38,6 +38,20 @@ def test_stripes(verifier_without_ocr) -> None:
     assert answers[4] is Decision.NO  # a whole-object pattern claim in an absent colour, other pattern clear
 
 
+def test_a_two_colour_print_needs_both_colours(verifier_without_ocr) -> None:
+    """White stripes on a red object are no "navy and white stripes": the navy is nowhere (a real mug's white
+    rim read as one band gave that Yes); the same stripes on navy are."""
+    on_red = paint_object(stripes(RED, WHITE))
+    answers = _answers(verifier_without_ocr, on_red, "white stripes", "navy and white stripes")
+    assert answers == [Decision.YES, Decision.UNSURE]
+    reason = verifier_without_ocr.verify(view_of(on_red), [attr("navy and white stripes", "pattern")])[
+        0
+    ].reason
+    assert "no navy blue is on the object" in reason
+    on_navy = paint_object(stripes(NAVY, WHITE))
+    assert _answers(verifier_without_ocr, on_navy, "navy and white stripes") == [Decision.YES]
+
+
 def test_dots(verifier_without_ocr) -> None:
     frame = paint_object(dots(RED, WHITE))
     answers = _answers(

@@ -962,6 +962,15 @@ class ClassicalVerifier:
                     best_claimed = (score, finding, {name})
         if best_claimed is not None and best_claimed[0] >= p.pattern_yes_score:
             score, finding, names = best_claimed
+            # "Blue and white stripes" are stripes of both colours: white bands alone (a mug's rim in a real
+            # photo) are no such print when there is no blue on the object at all.
+            uncoloured = [
+                t for t in info.colours if len(info.colours) > 1 and not self._colour_found(t, analysis)[0]
+            ]
+            if uncoloured:
+                return _unsure(
+                    f"{label.strip()}: the {claimed_kind} are there, but no {uncoloured[0].describe()} is on the object"
+                )
             # Siblings often differ only in a neighbouring shade (blue vs light-blue stripes): when a
             # neighbour colour forms the same pattern more strongly and covers much more of the object,
             # the pattern is that neighbour's, not the claimed colour's.
