@@ -2,7 +2,7 @@
 # Set up this repository on a machine without apt ROS 2 (e.g. fresh Debian 12 + Python 3.11):
 #   1. system build tools (cmake, C/C++ compilers) — installed with apt-get when missing and root;
 #   2. .venv with pinned ROS 2 Kilted wheels and every other pinned dependency, then the few pinned
-#      packages installed with --no-deps (requirements/nodeps.txt: the OCR wheel);
+#      packages installed with --no-deps (requirements/nodeps.txt: the OCR wheel, test photographs);
 #   3. the rosidl CMake path fix for the wheels (see docs in scripts/fix_rosidl_cmake_paths.py);
 #   4. `colcon build --symlink-install` of ros2_ws;
 #   5. one env file, .env.sh, to source before running anything.
