@@ -161,3 +161,18 @@ def test_another_pattern_contradicts_only_a_print_every_side_shows(verifier_with
     )
     assert whole is Decision.NO
     assert front is Decision.UNSURE
+
+
+def test_one_band_is_a_stripe_only_while_it_leaves_most_of_the_object_to_other_colours() -> None:
+    """A single long band of the claimed colour is a stripe across the object; the same colour over most of
+    the object is its body (a navy case is no "navy stripes" case), whatever its outline."""
+    region = np.ones((100, 100), bool)
+    params = PatternParams()
+    band = np.zeros((100, 100), bool)
+    band[40:60] = True
+    assert find_structures(band, region, params).scores["stripes"] >= 0.3
+    body = np.zeros((100, 100), bool)
+    body[:70] = True
+    assert find_structures(body, region, params).scores["stripes"] == 0.0
+    off = PatternParams(long_stripe_max_share=1.0)  # the earlier rule, still selectable
+    assert find_structures(body, region, off).scores["stripes"] >= 0.3
