@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from aiv_eval.in_process import run_in_process
-from aiv_eval.research.episode_sweep import distractor_breakdown, perturb
+from aiv_eval.research.episode_sweep import audit_table, distractor_breakdown, perturb
 from aiv_eval.research.episode_sweep import main as sweep_main
 from support.eval_specs import oracle_veto_spec
 
@@ -98,6 +98,20 @@ def test_distractor_breakdown_names_what_kept_each_distractor_undecided() -> Non
         "several non-colour attributes differ": 1,
         "no differing attribute visible": 1,
     }
+
+
+def test_object_level_nos_are_judged_as_object_claims_beside_the_per_attribute_score() -> None:
+    """ "Not the described object", given to every attribute of a distractor that shares some of them, is a
+    wrong attribute answer and a right object answer: the table keeps the first score and adds the second."""
+    same_material = {**_row("a/1", "s0_far", "material", "No", "Yes"), "claim": "object"}
+    other_colour = {**_row("a/1", "s0_far", "color", "No", "No"), "claim": "object"}
+    attribute_no = _row("b/1", "s0_far", "color", "No", "Yes")  # a wrong attribute No stays wrong
+    unseen = {**_row("c/1", "s0_far", "color", "No", "Unsure"), "claim": "object"}  # judged as a claim only
+    on_positive = {**same_material, "pair_type": "positive", "truth": "Yes"}  # the described object: wrong
+    old_row = _row("d/1", "s0_far", "color", "Yes", "Yes")  # rows of earlier sweeps carry no claim
+    table = audit_table([same_material, other_colour, attribute_no, unseen, on_positive, old_row])["ALL"]
+    assert (table["decisive_judged"], table["decisive_accuracy"]) == (5, 2 / 5)
+    assert (table["object_claims"], table["judged_as_claimed"], table["accuracy_as_claimed"]) == (4, 6, 4 / 6)
 
 
 def test_perturbation_is_deterministic_per_capture_and_changes_the_frame() -> None:

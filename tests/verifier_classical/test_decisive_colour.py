@@ -182,6 +182,10 @@ def test_the_category_gate_answers_no_only_on_impossible_sizes(verifier_without_
     mug = verifier_without_ocr.verify(view_of(frame, BOX, "mug"), [attr("blue"), attr("a red handle")])
     assert [a.answer for a in mug] == [Decision.NO, Decision.NO]
     assert "not a mug" in mug[0].reason
+    # A No about the object as a whole, the same for every attribute, says so (audits judge it as such).
+    assert all(a.debug == {"claim": "object"} for a in mug)
+    blue_bag = verifier_without_ocr.verify(view_of(frame, BOX, "bag"), [attr("blue")])[0]
+    assert blue_bag.debug.get("claim") is None
     assert _answers(verifier_without_ocr, frame, "blue", category="bag")[0] is Decision.YES
     # A small box says nothing against a small category, nor against a large one unless clearly tiny.
     small = (150, 300, 190, 340)

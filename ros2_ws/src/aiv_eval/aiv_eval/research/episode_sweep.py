@@ -127,13 +127,24 @@ class MemoVerifier:
                         "answer": answer.answer.value,
                         "truth": truth.answer.value,
                         "reason": answer.reason,
+                        "claim": str(answer.debug.get("claim", "attribute")),
                     }
                 )
         return answers
 
 
+def claimed_truth(row: dict[str, Any]) -> str:
+    """What a row's answer should have been, judged as the claim it makes: an attribute answer against the
+    oracle's answer for that attribute; a No about the object as a whole ("not the described object", given to
+    every attribute alike) against the pair: right on a distractor even where it shares that attribute."""
+    if row.get("claim") == "object":
+        return "Yes" if row["pair_type"] == "positive" else "No"
+    return str(row["truth"])
+
+
 def audit_table(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per attribute type: answers, Unsure rate, decisive answers the oracle can judge, their accuracy."""
+    """Per attribute type: answers, Unsure rate, decisive answers the oracle can judge, their accuracy; and the
+    accuracy with object-level Nos judged as object claims (:func:`claimed_truth`), beside, not instead."""
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         groups[row["type"]].append(row)
@@ -141,6 +152,8 @@ def audit_table(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     table = {}
     for group, items in sorted(groups.items()):
         judged = [r for r in items if r["truth"] != "Unsure" and r["answer"] != "Unsure"]
+        as_claimed = [(r, claimed_truth(r)) for r in items if r["answer"] != "Unsure"]
+        as_claimed = [(r, truth) for r, truth in as_claimed if truth != "Unsure"]
         table[group] = {
             "answers": len(items),
             "unsure_rate": sum(r["answer"] == "Unsure" for r in items) / max(len(items), 1),
@@ -153,6 +166,10 @@ def audit_table(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
             "decisive_on_oracle_unsure": sum(
                 r["answer"] != "Unsure" and r["truth"] == "Unsure" for r in items
             ),
+            "object_claims": sum(r.get("claim") == "object" for r in items),
+            "judged_as_claimed": len(as_claimed),
+            "accuracy_as_claimed": sum(r["answer"] == truth for r, truth in as_claimed)
+            / max(len(as_claimed), 1),
         }
     return table
 
@@ -290,13 +307,13 @@ def distractor_breakdown(rows: list[dict[str, Any]]) -> dict[str, int]:
 def format_audit(table: dict[str, dict[str, float]]) -> str:
     lines = [
         f"{'type':10s} {'answers':>7s} {'unsure':>7s} {'yes':>5s} {'no':>5s} {'judged':>6s} {'acc':>6s} "
-        f"{'wrongNo':>7s} {'wrongYes':>8s} {'onOracleUnsure':>14s}"
+        f"{'wrongNo':>7s} {'wrongYes':>8s} {'onOracleUnsure':>14s} {'objectNo':>8s} {'accAsClaimed':>12s}"
     ]
     for group, e in table.items():
         lines.append(
             f"{group:10s} {e['answers']:7d} {e['unsure_rate']:7.1%} {e['yes']:5d} {e['no']:5d} "
             f"{e['decisive_judged']:6d} {e['decisive_accuracy']:6.1%} {e['wrong_no']:7d} {e['wrong_yes']:8d} "
-            f"{e['decisive_on_oracle_unsure']:14d}"
+            f"{e['decisive_on_oracle_unsure']:14d} {e['object_claims']:8d} {e['accuracy_as_claimed']:12.1%}"
         )
     return "\n".join(lines)
 

@@ -278,6 +278,12 @@ class _Check:
     presence_only: bool = False  # a Yes that only found the colour somewhere on the object
 
 
+#: ``AttributeAnswer.debug`` of a No about the object as a whole (another category, another palette), given to
+#: every attribute alike: it says "not the described object", not "this attribute differs", and an audit judges
+#: it as such (a distractor sharing the attribute is still not the described object).
+OBJECT_CLAIM: dict[str, object] = {"claim": "object"}
+
+
 def _unsure(reason: str) -> _Check:
     return _Check(Decision.UNSURE, reason, 0.0)
 
@@ -483,7 +489,9 @@ class ClassicalVerifier:
             )
             if evidence.mismatch:
                 reason = f"not a {view.category}: {evidence.reason}"
-                return [AttributeAnswer(a.name, Decision.NO, reason, 0.8) for a in attributes]
+                return [
+                    AttributeAnswer(a.name, Decision.NO, reason, 0.8, dict(OBJECT_CLAIM)) for a in attributes
+                ]
         usable_full = full if full is not None and full.dtype == np.uint8 and full.ndim == 3 else None
         region = estimate_region(crop, view.crop_box, image_hw, self.params.region, usable_full)
         if region.source_pixels < self.params.min_object_pixels:
@@ -493,14 +501,18 @@ class ClassicalVerifier:
             )
         silhouette = self._silhouette_check(view, region, image_hw)
         if silhouette:
-            return [AttributeAnswer(a.name, Decision.NO, silhouette, 0.7) for a in attributes]
+            return [
+                AttributeAnswer(a.name, Decision.NO, silhouette, 0.7, dict(OBJECT_CLAIM)) for a in attributes
+            ]
         descriptions = view.descriptions if isinstance(view.descriptions, tuple) else ()
         open_frame = self.params.open_frame_palette_unreliable and is_open_frame(view.category)
         analysis = _ViewAnalysis(region, self._ocr_engine, crop, descriptions, open_frame)
         region_done = time.perf_counter()
         identity = self._identity_check(analysis)
         if identity:
-            return [AttributeAnswer(a.name, Decision.NO, identity, 0.7) for a in attributes]
+            return [
+                AttributeAnswer(a.name, Decision.NO, identity, 0.7, dict(OBJECT_CLAIM)) for a in attributes
+            ]
         checks = self._corroborated(
             [(attribute, self._check(attribute, analysis)) for attribute in attributes], analysis
         )
