@@ -144,4 +144,11 @@ def test_the_size_cue_follows_the_cameras_calibration(ros_executor, node_process
     again = _ask(ros_executor, "after_zeros", camera.frame(30))
     assert [a.last_answer for a in again.transcript[0].attributes] == ["Yes"]
     assert "camera_info at 0 ns: camera_info K[0] (fx) is 0" in verifier.output()
+    # A driver without calibration repeats it with every frame: counted each time, warned about once.
+    bad_before = int(camera.diagnostic("bad_messages") or 0)
+    camera.calibrate(0.0)
+    wait_until(
+        lambda: int(camera.diagnostic("bad_messages") or 0) > bad_before, "the repeated bad calibration"
+    )
+    assert verifier.output().count("K[0] (fx) is 0") == 1
     verifier.assert_running()

@@ -84,7 +84,7 @@ def load_evaluation_inputs(spec: EvalSpec) -> EvaluationInputs:
 def run_in_process(
     spec: EvalSpec,
     *,
-    stream: TextIO = sys.stderr,
+    stream: TextIO | None = None,
     code_version: str = "",
     language_model: LanguageModel | None = None,
 ) -> LoopOutcome:
@@ -95,6 +95,7 @@ def run_in_process(
     every worker thread gets its own environment, episode service, crop writer and agent factory; the language
     model and the detector are built once and shared (:mod:`.in_flight` says why that is safe).
     """
+    stream = sys.stderr if stream is None else stream  # resolved per call, not bound at import
     inputs = load_evaluation_inputs(spec)
     dataset, index_file, records = inputs.dataset, inputs.index_file, inputs.records
     agent_flat = spec.agent_flat()

@@ -7,7 +7,6 @@ cannot drift apart in resume or retry behaviour.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -83,7 +82,7 @@ def evaluate_index(
     slice_: tuple[int, int | None],
     max_attempts: int,
     run_episode: EpisodeDriver,
-    stream: TextIO = sys.stderr,
+    stream: TextIO | None = None,
     episodes_in_flight: int = 1,
 ) -> LoopOutcome:
     """Run every selected index entry without an "ok" record, up to ``max_attempts`` times each.

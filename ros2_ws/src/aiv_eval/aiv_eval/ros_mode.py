@@ -318,13 +318,15 @@ class RosEvaluation:
         max_restarts: int = 5,
         log_dir: Path | None = None,
         evaluator_output: Path | None = None,
-        stream: TextIO = sys.stderr,
+        stream: TextIO | None = None,
         record_bags: bool = False,
     ) -> None:
         self.spec = spec
         self.respawn = respawn
         self.max_restarts = max_restarts
-        self.stream = stream
+        # Resolved per call: a default bound at import would keep whatever sys.stderr was then (a test's
+        # captured stream, closed by the time a later test runs).
+        self.stream = sys.stderr if stream is None else stream
         self.run_dir = spec.run_dir
         self.params_file = self.run_dir / "params.yaml"
         log_dir = log_dir or self.run_dir / "logs"

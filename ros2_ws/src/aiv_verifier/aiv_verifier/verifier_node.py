@@ -161,6 +161,7 @@ class VerifierNode(Node):
         else:
             self.create_subscription(Image, image_topic, self.on_image, frame_qos)
         self.camera = LatestCamera()
+        self._camera_problem = ""  # the last CameraInfo's problem, warned about once until it changes
         if values["camera_info_topic"]:
             self.create_subscription(
                 CameraInfo, str(values["camera_info_topic"]), self.on_camera_info, frame_qos
@@ -282,8 +283,13 @@ class VerifierNode(Node):
                 message.roi.height,
             )
         except ValueError as error:
-            self._note_bad_message(f"camera_info at {stamp_to_nanoseconds(message.header.stamp)} ns: {error}")
+            # A driver without calibration sends the same bad CameraInfo with every frame: each one is counted,
+            # the warning is logged once per different problem.
+            text = f"camera_info at {stamp_to_nanoseconds(message.header.stamp)} ns: {error}"
+            self._note_bad_message(text, warn=str(error) != self._camera_problem)
+            self._camera_problem = str(error)
             return
+        self._camera_problem = ""
         if camera != self.camera.get():
             self.get_logger().info(f"camera calibration: {camera.describe()}")
         self.camera.put(camera)
@@ -298,11 +304,12 @@ class VerifierNode(Node):
         query = grounding_query(message.query) if message.query.strip() else ""
         self.frames.put_detections(stamp_to_nanoseconds(message.header.stamp), detections, query)
 
-    def _note_bad_message(self, text: str) -> None:
+    def _note_bad_message(self, text: str, warn: bool = True) -> None:
         with self._stats_lock:
             self.stats["bad_messages"] += 1
             self.stats["last_error"] = text
-        self.get_logger().warning(text)
+        if warn:
+            self.get_logger().warning(text)
 
     # -- VerifyInstance -------------------------------------------------------------------------------------
 
@@ -474,6 +481,7 @@ class VerifierNode(Node):
             KeyValue(key="settings", value=str(self.factory.settings.to_dict())),
             KeyValue(key="last_error", value=str(stats["last_error"])),
             KeyValue(key="stamps_ahead", value=str(stats["stamps_ahead"])),
+            KeyValue(key="bad_messages", value=str(stats["bad_messages"])),
             # Where pixels become metres (the classical size cue): the camera's calibration, else the parameter.
             KeyValue(
                 key="camera", value=camera.describe() if (camera := self.camera.get()) else "no camera_info"
