@@ -10,6 +10,7 @@ import pytest
 from aiv_eval.in_process import run_in_process
 from aiv_eval.research.episode_sweep import audit_table, distractor_breakdown, perturb
 from aiv_eval.research.episode_sweep import main as sweep_main
+from aiv_verifier.verification.classical.phrases import CLAIM_KINDS
 from support.eval_specs import oracle_veto_spec
 
 
@@ -59,6 +60,50 @@ def test_sweep_plays_the_same_episodes_as_the_in_process_evaluator(
     # Every distractor episode played is counted exactly once.
     neg_same = [e for e in result["runs"]["veto/reference"]["episodes"] if e["pair_type"] == "neg_same"]
     assert sum(result["distractors"].values()) == len(neg_same)
+
+
+def test_a_perfect_judge_of_every_claim_kind_plays_exactly_the_oracle(
+    tmp_path: Path, micro_root: Path
+) -> None:
+    """``--perfect`` is an upper bound only if it really puts the oracle's answers in place: with every kind
+    and every answer replaced, the scenario must decide each episode as ``aiv-eval`` does with the oracle
+    verifier; a scenario that replaces only Nos must leave the plain run and the audit untouched."""
+    out = tmp_path / "sweep.json"
+    every_kind = ",".join(CLAIM_KINDS)
+    common = ["--dataset", str(micro_root), "--index", "val/pv_index_all.jsonl", "--fusions", "veto",
+              "--stop-rules", "reference", "--audit"]  # fmt: skip
+    assert sweep_main([*common, "--perfect", every_kind, "--perfect-answers", "all", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    scenario = result["runs"][f"veto/reference/perfect:{'+'.join(sorted(CLAIM_KINDS))}"]["episodes"]
+
+    run_dir = run_in_process(
+        oracle_veto_spec(tmp_path, micro_root, "oracle", "evaluator.save_crops=false")
+    ).run_dir
+    records = {
+        r["episode_index"]: r for r in map(json.loads, (run_dir / "results.jsonl").read_text().splitlines())
+    }
+    assert len(scenario) == len(records) == 12
+    for episode in scenario:
+        record = records[episode["index"]]
+        assert (episode["prediction"], episode["steps"]) == (record["prediction"], record["steps"])
+    plain = result["runs"]["veto/reference"]["episodes"]
+    assert [e["prediction"] for e in plain] != [e["prediction"] for e in scenario]  # the swap did something
+
+    nos_only = tmp_path / "nos.json"
+    assert (
+        sweep_main([*common, "--perfect", "part_colour", "--perfect", "text,logo", "--json", str(nos_only)])
+        == 0
+    )
+    second = json.loads(nos_only.read_text())
+    assert set(second["runs"]) == {
+        "veto/reference", "veto/reference/perfect:part_colour", "veto/reference/perfect:logo+text",
+    }  # fmt: skip
+    assert second["runs"]["veto/reference"] == result["runs"]["veto/reference"]
+    assert second["audit_rows"] == result["audit_rows"]
+    for label in ("veto/reference/perfect:part_colour", "veto/reference/perfect:logo+text"):
+        # Only Nos were added: under veto an episode the plain run rejected stays rejected.
+        for before, after in zip(plain, second["runs"][label]["episodes"], strict=True):
+            assert before["prediction"] == "Yes" or after["prediction"] == "No", (label, before["index"])
 
 
 def _row(episode: str, view: str, kind: str, answer: str, truth: str) -> dict[str, str]:
@@ -134,6 +179,8 @@ def test_perturbation_is_deterministic_per_capture_and_changes_the_frame() -> No
         (["--dataset", "{root}", "--set", "region.no_such_key=1"], "unknown parameter 'region.no_such_key'"),
         (["--dataset", "{root}", "--set", "region.white_balance=sepia"], "white_balance must be one of"),
         (["--dataset", "{root}", "--set", "category.enabled=maybe"], "expected true or false"),
+        (["--dataset", "{root}", "--perfect", "colour"], "unknown claim kind 'colour'"),
+        (["--dataset", "{root}", "--perfect", ","], "(none given)"),
     ],
 )
 def test_user_mistakes_end_with_one_line_and_exit_status_2(
@@ -157,8 +204,9 @@ def test_an_audit_without_privileged_ground_truth_is_refused_in_one_line(
 
     copy = tmp_path / "no_gt"
     shutil.copytree(micro_root, copy, ignore=shutil.ignore_patterns("privileged_gt"))
-    args = ["--dataset", str(copy), "--index", "val/pv_index_all.jsonl", "--audit", "--limit", "1"]
-    assert sweep_main(args) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("episode_sweep: error: ") and "privileged_gt does not exist" in err
-    assert len(err.splitlines()) == 1
+    for extra in (["--audit"], ["--perfect", "part_colour"]):
+        args = ["--dataset", str(copy), "--index", "val/pv_index_all.jsonl", *extra, "--limit", "1"]
+        assert sweep_main(args) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("episode_sweep: error: ") and "privileged_gt does not exist" in err
+        assert len(err.splitlines()) == 1

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 from aiv_verifier.verification.classical.phrases import (
+    CLAIM_KINDS,
     analyse_phrase,
+    claim_kind,
     is_main_colour_claim,
     part_faces_every_side,
     part_is_see_through,
@@ -131,3 +133,27 @@ def test_which_parts_every_side_shows(phrase: str, every_side: bool, see_through
 )
 def test_which_patterns_every_side_shows(phrase: str, every_side: bool) -> None:
     assert pattern_faces_every_side(analyse_phrase(phrase)) is every_side
+
+
+@pytest.mark.parametrize(
+    ("phrase", "attribute_name", "kind"),
+    [
+        ("teal", "color", "main_colour"),
+        ("a dark red body", "color", "main_colour"),
+        ("olive green dial", "dial_color", "part_colour"),
+        ("brown", "brim_color", "part_colour"),  # the attribute's name makes a bare colour a part's
+        ("yellow polka dots", "pattern", "pattern"),
+        ("no pattern", "pattern", "no_pattern"),
+        ('the word "RUMI" in pink on the front', "text", "text"),
+        ("green star logo on the right ear cup", "logo", "logo"),
+        ("no logo on the flap", "logo", "no_logo"),
+        ("leather", "material", "material"),
+        ("round rims", "rim_shape", "shape"),
+        ("three keys", "key_count", "count"),
+        ("", "color", "unknown"),
+        (None, "color", "unknown"),
+    ],
+)
+def test_each_attribute_has_one_claim_kind(phrase: object, attribute_name: str, kind: str) -> None:
+    assert claim_kind(phrase, attribute_name) == kind
+    assert kind in CLAIM_KINDS

@@ -14,13 +14,19 @@ Extras for studies:
   oracle itself can decide (the "oracle audit" of per-answer accuracy), and the same-category distractor
   episodes by what decided them (:func:`distractor_breakdown`);
 * ``--perturb KIND``: the camera frame is perturbed before cropping (``cast``: white-balance cast, ``gamma``,
-  ``jpeg``, ``noise``, ``all``), deterministically per capture, to test robustness beyond flat renders.
+  ``jpeg``, ``noise``, ``all``), deterministically per capture, to test robustness beyond flat renders;
+* ``--perfect KINDS`` (repeatable): an upper bound for better cues. Each use adds a scenario, played beside
+  the plain one, in which the classical answers to claims of those kinds (``main_colour``, ``part_colour``,
+  ``text``, ``material``... :data:`~aiv_verifier.verification.classical.phrases.CLAIM_KINDS`) are replaced by
+  the privileged oracle's: only its Nos with ``--perfect-answers no`` (what deciding those contradictions
+  would gain; the default), every answer with ``all`` (a perfect judge of those claims). It says which cue is
+  worth building before anyone builds it; the audit still scores the classical answers only.
 
 Usage::
 
     python -m aiv_eval.research.episode_sweep --dataset data/pv_synthetic_default --index train/pv_index_all.jsonl \
         --fusions attr_majority,veto --stop-rules reference,contradiction [--audit] [--perturb all] \
-        [--set classical_key=value ...] [--json out.json] [--limit N]
+        [--set classical_key=value ...] [--json out.json] [--limit N] [--perfect part_colour --perfect text,logo]
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from aiv_verifier.core.types import Attribute, Decision
 from aiv_verifier.query import build_query_interpreter
 from aiv_verifier.verification.base import AttributeAnswer, PerViewVerifier, VerifierError, ViewInput
 from aiv_verifier.verification.classical.backend import ClassicalVerifier
+from aiv_verifier.verification.classical.phrases import CLAIM_KINDS, claim_kind
 from PIL import Image
 
 from ..env_port import run_env_episode
@@ -133,6 +140,63 @@ class MemoVerifier:
         return answers
 
 
+PERFECT_ANSWERS = ("no", "all")
+
+
+class PerfectKinds:
+    """Puts the oracle's answers in place of another verifier's for claims of some kinds (``--perfect``).
+
+    ``kinds`` empty passes every answer through, so one wrapper serves the plain run and each scenario;
+    ``answers`` ``no`` replaces only where the oracle says No, ``all`` replaces every answer (Unsure too: a
+    perfect judge does not decide what the view does not show). Oracle answers are memoised like the inner
+    verifier's, so a scenario costs little more than replaying the episodes.
+    """
+
+    name: ClassVar[str] = "classical"
+
+    def __init__(self, inner: MemoVerifier, oracle: PerViewVerifier | None, answers: str = "no") -> None:
+        self.inner = inner
+        self.oracle = oracle
+        self.answers = answers
+        self.kinds: frozenset[str] = frozenset()
+        self.memo: dict[tuple[Any, ...], list[AttributeAnswer]] = {}
+
+    @property
+    def model_calls(self) -> int:
+        return self.inner.model_calls
+
+    def verify(self, view: ViewInput, attributes: Sequence[Attribute]) -> list[AttributeAnswer]:
+        answers = self.inner.verify(view, attributes)
+        info = view.privileged
+        if not self.kinds or self.oracle is None or info is None:
+            return answers
+        key = (info.episode_path, info.capture_tag, view.crop_box, tuple(attributes))
+        if key not in self.memo:
+            self.memo[key] = self.oracle.verify(view, attributes)
+        return [
+            truth
+            if claim_kind(attribute.evidence_phrase, attribute.name) in self.kinds
+            and (self.answers == "all" or truth.answer is Decision.NO)
+            else answer
+            for attribute, answer, truth in zip(attributes, answers, self.memo[key], strict=True)
+        ]
+
+
+def parse_perfect(groups: Sequence[str]) -> list[frozenset[str]]:
+    """``--perfect`` values ("part_colour", "text,logo") as kind sets; an unknown kind is a user mistake."""
+    scenarios = []
+    for group in groups:
+        kinds = frozenset(k.strip() for k in group.split(",") if k.strip())
+        unknown = sorted(kinds - set(CLAIM_KINDS))
+        if not kinds or unknown:
+            raise OverrideError(
+                f"--perfect {group!r}: unknown claim kind {', '.join(map(repr, unknown)) or '(none given)'}; "
+                f"known: {', '.join(CLAIM_KINDS)}"
+            )
+        scenarios.append(kinds)
+    return scenarios
+
+
 def claimed_truth(row: dict[str, Any]) -> str:
     """What a row's answer should have been, judged as the claim it makes: an attribute answer against the
     oracle's answer for that attribute; a No about the object as a whole ("not the described object", given to
@@ -176,6 +240,7 @@ def audit_table(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     params = classical_params(args.ocr, args.set or [])  # a mistyped --set fails before any reading
+    scenarios = [frozenset[str](), *parse_perfect(args.perfect or [])]
     root = Path(args.dataset)
     dataset = PInVerifyDataset(str(root))
     records = dataset.read_pair_index(dataset.index_path(args.index))
@@ -192,56 +257,66 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         descriptions=dataset.load_descriptions(),
     )
     oracle = None
-    if args.audit:
+    if args.audit or len(scenarios) > 1:
         from aiv_verifier.verification.oracle import GroundTruthLibrary, OracleVerifier
 
         oracle = OracleVerifier(GroundTruthLibrary(str(root)))
-    verifier = MemoVerifier(ClassicalVerifier(params), args.perturb, oracle)
+    audit_oracle = oracle if args.audit else None
+    verifier = MemoVerifier(ClassicalVerifier(params), args.perturb, audit_oracle)
+    judge = PerfectKinds(verifier, oracle, args.perfect_answers)
     interpreter = build_query_interpreter()
     results: dict[str, Any] = {}
-    for fusion in args.fusions.split(","):
-        for stop_rule in args.stop_rules.split(","):
-            settings = AgentSettings(fusion=fusion, stop_rule=stop_rule)
-            factory = AgentFactory(settings, verifier, interpreter)
-            per_type: dict[str, list[tuple[bool, int]]] = defaultdict(list)
-            episodes = []
-            for index, record in enumerate(records):
-                verifier.context = record.pair_type
-                _, _, summary = run_env_episode(env, index, factory, episode_key=pair_key(record))
-                predicted_yes = summary.decision is Decision.YES
-                correct = predicted_yes == (int(record.label) == 1)
-                per_type[record.pair_type].append((correct, summary.steps))
-                episodes.append(
-                    {
-                        "index": index,
-                        "pair_type": record.pair_type,
-                        "category": record.target_object_category,
-                        "query_category": record.query_object_category,
-                        "prediction": summary.decision.value if summary.decision else "failed",
-                        "correct": correct,
-                        "steps": summary.steps,
-                        "stop_reason": summary.stop_reason,
-                    }
-                )
-            everything = [item for items in per_type.values() for item in items]
-            row = {
-                "overall": float(np.mean([c for c, _ in everything])),
-                "asd": float(np.mean([s for _, s in everything])),
-                **{
-                    t: float(np.mean([c for c, _ in per_type[t]])) if per_type[t] else 0.0 for t in PAIR_TYPES
-                },
-                **{
-                    f"asd_{t}": float(np.mean([s for _, s in per_type[t]])) if per_type[t] else 0.0
-                    for t in PAIR_TYPES
-                },
-            }
-            results[f"{fusion}/{stop_rule}"] = {"metrics": row, "episodes": episodes}
-            print(
-                f"{fusion:14s} {stop_rule:15s} ovr {row['overall']:.3f}  pos {row['positive']:.3f}  "
-                f"ns {row['neg_same']:.3f}  nd {row['neg_diff']:.3f}  ASD {row['asd']:.2f} "
-                f"(pos {row['asd_positive']:.2f} ns {row['asd_neg_same']:.2f} nd {row['asd_neg_diff']:.2f})",
-                flush=True,
+    for kinds, fusion, stop_rule in (
+        (kinds, fusion, stop_rule)
+        for kinds in scenarios
+        for fusion in args.fusions.split(",")
+        for stop_rule in args.stop_rules.split(",")
+    ):
+        judge.kinds = kinds
+        # The audit scores the classical verifier on the views the plain runs played (they come first); views
+        # only a scenario reaches stay out of it, so --perfect never changes the audit.
+        verifier.oracle = audit_oracle if not kinds else None
+        label = f"{fusion}/{stop_rule}" + (f"/perfect:{'+'.join(sorted(kinds))}" if kinds else "")
+        settings = AgentSettings(fusion=fusion, stop_rule=stop_rule)
+        factory = AgentFactory(settings, judge, interpreter)
+        per_type: dict[str, list[tuple[bool, int]]] = defaultdict(list)
+        episodes = []
+        for index, record in enumerate(records):
+            verifier.context = record.pair_type
+            _, _, summary = run_env_episode(env, index, factory, episode_key=pair_key(record))
+            predicted_yes = summary.decision is Decision.YES
+            correct = predicted_yes == (int(record.label) == 1)
+            per_type[record.pair_type].append((correct, summary.steps))
+            episodes.append(
+                {
+                    "index": index,
+                    "pair_type": record.pair_type,
+                    "category": record.target_object_category,
+                    "query_category": record.query_object_category,
+                    "prediction": summary.decision.value if summary.decision else "failed",
+                    "correct": correct,
+                    "steps": summary.steps,
+                    "stop_reason": summary.stop_reason,
+                }
             )
+        everything = [item for items in per_type.values() for item in items]
+        row = {
+            "overall": float(np.mean([c for c, _ in everything])),
+            "asd": float(np.mean([s for _, s in everything])),
+            **{t: float(np.mean([c for c, _ in per_type[t]])) if per_type[t] else 0.0 for t in PAIR_TYPES},
+            **{
+                f"asd_{t}": float(np.mean([s for _, s in per_type[t]])) if per_type[t] else 0.0
+                for t in PAIR_TYPES
+            },
+        }
+        results[label] = {"metrics": row, "episodes": episodes}
+        print(
+            f"{fusion:14s} {stop_rule:15s} ovr {row['overall']:.3f}  pos {row['positive']:.3f}  "
+            f"ns {row['neg_same']:.3f}  nd {row['neg_diff']:.3f}  ASD {row['asd']:.2f} "
+            f"(pos {row['asd_positive']:.2f} ns {row['asd_neg_same']:.2f} nd {row['asd_neg_diff']:.2f})"
+            + (f"  perfect {args.perfect_answers}: {'+'.join(sorted(kinds))}" if kinds else ""),
+            flush=True,
+        )
     out: dict[str, Any] = {
         "dataset": str(root),
         "index": args.index,
@@ -333,6 +408,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ocr", default="auto", choices=("auto", "rapidocr", "tesseract", "none"))
     parser.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="override a ClassicalParams field"
+    )
+    parser.add_argument(
+        "--perfect",
+        action="append",
+        metavar="KIND[,KIND...]",
+        help="add a scenario where the oracle answers these claim kinds (an upper bound; repeatable)",
+    )
+    parser.add_argument(
+        "--perfect-answers",
+        default="no",
+        choices=PERFECT_ANSWERS,
+        help="which oracle answers a --perfect scenario takes: only its Nos (default) or all",
     )
     parser.add_argument("--json", help="write metrics, episodes and audit rows here")
     args = parser.parse_args(argv)

@@ -44,6 +44,7 @@ from .phrases import (
     ColourTerm,
     PhraseInfo,
     analyse_phrase,
+    claim_kind,
     is_main_colour_claim,
     is_metallic,
     mentioned_colours,
@@ -356,11 +357,9 @@ class _ViewAnalysis:
 
 
 def _is_main_colour_attribute(attribute: Attribute) -> bool:
-    phrase = attribute.evidence_phrase if isinstance(attribute.evidence_phrase, str) else ""
-    if attribute.type != "color" or not phrase.strip():
-        return False
-    info = analyse_phrase(phrase)
-    return info.kind == "colour" and is_main_colour_claim(info, attribute.name)
+    return (
+        attribute.type == "color" and claim_kind(attribute.evidence_phrase, attribute.name) == "main_colour"
+    )
 
 
 def _sanitise_crop(crop: object) -> tuple[np.ndarray | None, str]:
