@@ -4,13 +4,14 @@ Hand-made frames with known colours: a clearly different main colour is a No wit
 are told apart; white-balance casts, gamma and darker exposure change no answer; a part colour that is not the
 main colour never produces a main-colour No; a see-through object (background visible through it) is not
 contradicted by the background it frames; a box far too large for the query's category answers No for every
-attribute.
+attribute, and so does a round outline for a box-shaped category.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+import cv2
 import numpy as np
 import pytest
 from aiv_verifier.core.types import Decision
@@ -456,3 +457,54 @@ def test_a_missing_part_colour_is_no_when_the_object_shows_a_hue_nothing_names(v
     assert ask(verifier_without_ocr, distractor) is Decision.NO
     off = ClassicalVerifier(ClassicalParams(ocr_engine="none", part_unnamed_hue_share=0.0), ocr=None)
     assert ask(off, distractor) is Decision.UNSURE
+
+
+def _polygon_object(corners: list[tuple[int, int]], colour: tuple[int, int, int] = BLUE):
+    """A frame with a flat polygon (a box's face seen at a slant) and its bounding box."""
+    frame = background()
+    points = np.array(corners, np.int32)
+    cv2.fillPoly(frame, [points], colour)
+    (x1, y1), (x2, y2) = points.min(0), points.max(0) + 1
+    return frame, (int(x1), int(y1), int(x2), int(y2))
+
+
+def test_outline_roundness_tells_discs_from_boxes() -> None:
+    from aiv_verifier.verification.classical.category import outline_roundness
+
+    canvas = np.zeros((120, 160), np.uint8)
+    disc = cv2.circle(canvas.copy(), (80, 60), 40, 1, -1)
+    assert outline_roundness(disc) > 0.3
+    for corners in (
+        [
+            (30, 40),
+            (130, 40),
+            (130, 80),
+            (30, 80),
+        ],  # a rectangle (a hull of only four corners)
+        [(30, 50), (90, 30), (140, 45), (140, 75), (80, 95), (30, 80)],  # a cuboid's six-cornered outline
+        [(20, 40), (120, 30), (140, 70), (40, 85)],  # a slanted face
+    ):
+        box = cv2.fillPoly(canvas.copy(), [np.array(corners, np.int32)], 1)
+        assert outline_roundness(box) < -0.1, corners
+    # Holes and dents do not matter (the hull is measured); nothing to measure is 0.
+    ring = cv2.circle(disc.copy(), (80, 60), 25, 0, -1)
+    assert abs(outline_roundness(ring) - outline_roundness(disc)) < 0.02
+    assert outline_roundness(canvas) == 0.0
+
+
+def test_a_round_outline_is_no_box(verifier_without_ocr) -> None:
+    disc = paint_object(solid(BLUE))
+    for category in ("laptop", "book"):
+        answer = verifier_without_ocr.verify(view_of(disc, BOX, category), [attr("blue")])[0]
+        assert answer.answer is Decision.NO and f"a {category} is a box" in answer.reason
+    assert _answers(verifier_without_ocr, disc, "blue", category="ball") == [Decision.YES]
+    # A box's face seen at a slant is a polygon: a fine laptop (and, with an occluder in mind, not ruled
+    # out as a ball either).
+    slanted, box = _polygon_object([(80, 320), (230, 220), (279, 250), (130, 360)])
+    assert _answers(verifier_without_ocr, slanted, "blue", category="laptop", box=box) == [Decision.YES]
+    assert _answers(verifier_without_ocr, slanted, "blue", category="ball", box=box) == [Decision.YES]
+
+    off = ClassicalVerifier(
+        ClassicalParams(ocr_engine="none", category=CategoryParams(outline_cue=False)), ocr=None
+    )
+    assert _answers(off, disc, "blue", category="laptop") == [Decision.YES]

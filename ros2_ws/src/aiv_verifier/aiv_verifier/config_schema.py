@@ -155,6 +155,7 @@ _UNIT_INTERVAL = re.compile(r"(share|support|dominant|fraction|score|ratio|confi
 _CLASSICAL_RANGES: dict[str, tuple[float, float]] = {
     "exposure_target": (0.0, 255.0),
     "exposure_percentile": (0.0, 100.0),
+    "box_max_roundness": (-1.0, 1.0),  # category.outline_roundness: ellipse fit minus polygon fit
 }
 
 
