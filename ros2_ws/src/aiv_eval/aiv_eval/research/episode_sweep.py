@@ -20,7 +20,9 @@ Extras for studies:
   ``text``, ``material``... :data:`~aiv_verifier.verification.classical.phrases.CLAIM_KINDS`) are replaced by
   the privileged oracle's: only its Nos with ``--perfect-answers no`` (what deciding those contradictions
   would gain; the default), every answer with ``all`` (a perfect judge of those claims). It says which cue is
-  worth building before anyone builds it; the audit still scores the classical answers only.
+  worth building before anyone builds it; the audit still scores the classical answers only. On an object of
+  another category the oracle answers every claim No (its category gate), so a scenario's neg_diff figure
+  also credits a perfect category cue; its neg_same figure is the clean bound.
 
 Usage::
 
