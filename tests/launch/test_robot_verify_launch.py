@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from aiv_common.parameter_spec import check_values, flatten_parameters, parameter_defaults
+from aiv_common.parameter_spec import check_values, parameter_defaults
 from aiv_robot.parameters import ADAPTER_PARAMETERS
 from aiv_verifier.parameters import verifier_parameters
+from support.params_files import node_sections
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LAUNCH = REPO_ROOT / "launch" / "robot_verify.launch.py"
@@ -33,14 +33,6 @@ def _nodes(tree: ast.AST) -> dict[str, dict[str, str]]:
             keywords = {k.arg: ast.unparse(k.value) for k in call.keywords}
             out[ast.literal_eval(keywords["name"])] = keywords
     return out
-
-
-def _sections(path: Path) -> dict[str, dict[str, Any]]:
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return {
-        key.rsplit("/", 1)[-1]: flatten_parameters(value["ros__parameters"])
-        for key, value in document.items()
-    }
 
 
 def _tables() -> dict[str, Any]:
@@ -85,7 +77,7 @@ def test_it_starts_the_verifier_the_adapter_and_on_request_the_stand_in() -> Non
 @pytest.mark.parametrize("path", PARAMS_FILES, ids=lambda p: p.name)
 def test_its_params_files_name_only_declared_parameters(path: Path) -> None:
     tables = _tables()
-    for node, values in _sections(path).items():
+    for node, values in node_sections(path).items():
         if node in tables:
             check_values(tables[node], values)  # refuses an unknown name or a bad value, naming it
         else:
@@ -93,12 +85,12 @@ def test_its_params_files_name_only_declared_parameters(path: Path) -> None:
 
 
 def test_the_adapter_yaml_lists_every_parameter_at_its_default() -> None:
-    assert _sections(ADAPTER_YAML)["robot_adapter"] == parameter_defaults(ADAPTER_PARAMETERS)
+    assert node_sections(ADAPTER_YAML)["robot_adapter"] == parameter_defaults(ADAPTER_PARAMETERS)
 
 
 @pytest.mark.parametrize("path", PARAMS_FILES, ids=lambda p: p.name)
 def test_the_verifier_outwaits_the_adapters_worst_move_and_takes_driver_qos(path: Path) -> None:
-    sections = _sections(path)
+    sections = node_sections(path)
     verifier = {**parameter_defaults(verifier_parameters()), **sections["verifier"]}
     adapter = {**parameter_defaults(ADAPTER_PARAMETERS), **sections["robot_adapter"]}
     drives = 3 if adapter["try_other_distance"] and adapter["return_after_failure"] else 2

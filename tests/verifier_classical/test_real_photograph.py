@@ -26,8 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
-from aiv_common.parameter_spec import flatten_parameters, parameter_defaults
+from aiv_common.parameter_spec import parameter_defaults
 from aiv_eval.research.episode_sweep import perturb
 from aiv_verifier.agent.factory import build_verifier
 from aiv_verifier.config_schema import nested_config
@@ -36,6 +35,7 @@ from aiv_verifier.parameters import verifier_parameters
 from aiv_verifier.verification.classical import ClassicalParams, ClassicalVerifier
 from aiv_verifier.verification.classical.category import CategoryParams
 from PIL import Image
+from support.params_files import node_sections
 
 from verifier_classical.scenes import attr, view_of
 
@@ -73,11 +73,7 @@ def _robot_params() -> ClassicalParams:
     """The classical parameters the verifier node runs with under ``config/robot_verify.yaml`` (installed
     defaults, then the robot's file), as the node builds them; OCR off and the photo's camera for the test."""
     path = Path(__file__).resolve().parents[2] / "ros2_ws/src/aiv_verifier/config/robot_verify.yaml"
-    sections = {
-        key.rsplit("/", 1)[-1]: flatten_parameters(value["ros__parameters"])
-        for key, value in yaml.safe_load(path.read_text(encoding="utf-8")).items()
-    }
-    flat = {**parameter_defaults(verifier_parameters()), **sections["verifier"]}
+    flat = {**parameter_defaults(verifier_parameters()), **node_sections(path)["verifier"]}
     verifier = build_verifier(nested_config(flat)["verifier"])
     assert isinstance(verifier, ClassicalVerifier)
     return dataclasses.replace(verifier.params, ocr_engine="none", category=ARM_LENGTH)
