@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aiv_common.action_waits import send_goal_confirmed
+from aiv_common.action_waits import send_goal_confirmed, send_goal_request
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import AttributeState, Verdict
 from rclpy.action import ActionClient
@@ -108,3 +108,35 @@ def test_verify_instance_without_descriptions_is_rejected(ros_executor, node_pro
     _, _, verify = _start_peers(node_process, ros_executor)
     handle = _send(ros_executor, verify, VerifyInstance.Goal(request_id="empty"), [])
     assert not handle.accepted
+
+
+class _RegistrationLog(dict):
+    """A client's pending-goal table that notes, for every registration, whether the client's lock was held."""
+
+    def __init__(self, lock) -> None:
+        super().__init__()
+        self.lock = lock
+        self.under_lock: list[bool] = []
+
+    def __setitem__(self, key, value) -> None:
+        self.under_lock.append(self.lock.locked())
+        super().__setitem__(key, value)
+
+
+def test_goal_requests_register_one_reply_future_under_the_client_lock(ros_executor, node_process):
+    """rclpy 9.1.2's send_goal_async registers a second reply future outside the lock; a reply handled in that
+    gap raised ValueError in a verifier move once in CI. send_goal_request must register exactly one future per
+    request, while the lock the executor takes replies under is held, and leave none behind."""
+    _, move, _ = _start_peers(node_process, ros_executor)
+    log = _RegistrationLog(move._lock)
+    move._pending_goal_requests = log
+    for direction in ("front-left", "back", "front"):
+        future = send_goal_request(move, MoveToSector.Goal(direction=direction))
+        wait_until(future.done, f"the reply to move {direction}")
+        handle = future.result()
+        assert handle.accepted, direction
+        result = handle.get_result_async()
+        wait_until(result.done, f"the result of move {direction}")
+    assert log.under_lock == [True, True, True]
+    assert not log, "a reply future is still pending"
+    wait_until(lambda: not move._futures, "the client to drop its finished futures")

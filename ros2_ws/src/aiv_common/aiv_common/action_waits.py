@@ -221,6 +221,40 @@ class SentGoal:
         return self.handle
 
 
+def send_goal_request(
+    client: ActionClient,
+    goal: Any,
+    goal_id: UUID | None = None,
+    feedback_callback: Callable[[Any], None] | None = None,
+) -> Future:
+    """Send one goal request; the returned future completes with the server's goal handle.
+
+    Use this, not ``ActionClient.send_goal_async``: in rclpy 9.1.2 (the pinned Kilted wheel) that method
+    registers the reply future twice, the second time after releasing the client's lock. A reply taken by
+    another executor thread in between then either completes the first, forgotten future (the caller waits for
+    an answer that already came) or completes the second before its done-callback is attached, and attaching
+    it raises ``ValueError: list.remove(x)`` in the caller (seen once in CI: a verifier move failed and its
+    episode was aborted). Here the request is sent and its one future fully registered under the client's
+    lock, which is also what the executor takes replies under, so no reply can be handled half-way.
+    """
+    request = client._action_type.Impl.SendGoalService.Request()
+    request.goal_id = UUID(uuid=list(uuid.uuid4().bytes)) if goal_id is None else goal_id
+    request.goal = goal
+    if feedback_callback is not None:
+        # Registered before sending: a fast server's first feedback may be taken before the reply is.
+        client._feedback_callbacks[bytes(request.goal_id.uuid)] = feedback_callback
+    future: Future = Future()
+    with client._lock:
+        sequence_number = client._client_handle.send_goal_request(request)
+        if sequence_number in client._pending_goal_requests:
+            raise RuntimeError(f"goal request {sequence_number} collides with one still pending")
+        client._pending_goal_requests[sequence_number] = future
+        client._goal_sequence_number_to_goal_id[sequence_number] = request.goal_id
+        future.add_done_callback(client._remove_pending_goal_request)
+        client.add_future(future)
+    return future
+
+
 def send_goal_confirmed(
     client: ActionClient,
     goal: Any,
@@ -245,15 +279,14 @@ def send_goal_confirmed(
       a goal the server really refused by asking for the result: for a goal it does not hold the server
       answers at once with status UNKNOWN; for one it holds the answer is the result, later. Nothing is ever
       executed twice.
-    - rclpy registers the feedback callback only after the request has left, so a fast server's first
-      feedback can be taken before there is a callback for it; ours is registered before sending.
+    - Each request goes through :func:`send_goal_request`, which registers the feedback callback before the
+      request leaves (rclpy does so after, when a fast server's first feedback may already be taken) and
+      avoids rclpy 9.1.2's half-registered reply future.
     - ``renew``, when given, is called once when nothing at all was answered for ``renew_after_s``; the
       same goal id is then sent from the client it returns (see the module docstring), so a server that
       took the goal from the old client refuses the repeat and the result request above tells.
     """
     goal_id = UUID(uuid=list(uuid.uuid4().bytes))
-    if feedback_callback is not None:
-        client._feedback_callbacks[bytes(goal_id.uuid)] = feedback_callback
     started = time.monotonic()
     deadline = started + timeout_s
     repeated = False
@@ -262,11 +295,9 @@ def send_goal_confirmed(
         if not renewed and renew is not None and time.monotonic() - started >= renew_after_s:
             renewed = True
             client = renew()
-            if feedback_callback is not None:
-                client._feedback_callbacks[bytes(goal_id.uuid)] = feedback_callback
             client.wait_for_server(timeout_sec=max(0.0, deadline - time.monotonic()))
             continue
-        future = client.send_goal_async(goal, feedback_callback=feedback_callback, goal_uuid=goal_id)
+        future = send_goal_request(client, goal, goal_id, feedback_callback)
         if not wait_for_future_while(future, min(resend_after_s, remaining), alive, what):
             repeated = True
             continue

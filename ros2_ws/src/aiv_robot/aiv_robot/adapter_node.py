@@ -34,6 +34,7 @@ import time
 from typing import Any
 
 import rclpy
+from aiv_common.action_waits import send_goal_request
 from aiv_common.move_outcomes import outcome_code
 from aiv_common.parameter_spec import ParameterError
 from aiv_common.parameters import declare_parameter_table, start_node
@@ -305,7 +306,7 @@ class Nav2Navigator:  # pragma: no cover - needs nav2_msgs (apt ROS); not instal
             self._status, self._handle = (NavStatus.PENDING, ""), None
         request = self.action_type.Goal()
         request.pose = pose_stamped(goal, self.world_frame, self.node.get_clock().now().to_msg())
-        future = self.client.send_goal_async(request)
+        future = send_goal_request(self.client, request)
         future.add_done_callback(lambda done: self._on_goal_response(done, generation))
         return None
 
