@@ -221,6 +221,11 @@ class SentGoal:
         return self.handle
 
 
+def _new_goal_id() -> UUID:
+    """A fresh random goal id (what rclpy would draw), kept by callers that may send the same goal again."""
+    return UUID(uuid=list(uuid.uuid4().bytes))
+
+
 def send_goal_request(
     client: ActionClient,
     goal: Any,
@@ -238,7 +243,7 @@ def send_goal_request(
     lock, which is also what the executor takes replies under, so no reply can be handled half-way.
     """
     request = client._action_type.Impl.SendGoalService.Request()
-    request.goal_id = UUID(uuid=list(uuid.uuid4().bytes)) if goal_id is None else goal_id
+    request.goal_id = _new_goal_id() if goal_id is None else goal_id
     request.goal = goal
     if feedback_callback is not None:
         # Registered before sending: a fast server's first feedback may be taken before the reply is.
@@ -286,7 +291,7 @@ def send_goal_confirmed(
       same goal id is then sent from the client it returns (see the module docstring), so a server that
       took the goal from the old client refuses the repeat and the result request above tells.
     """
-    goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+    goal_id = _new_goal_id()
     started = time.monotonic()
     deadline = started + timeout_s
     repeated = False
