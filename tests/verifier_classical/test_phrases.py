@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from aiv_verifier.claims import CLAIM_KINDS, claim_kind
 from aiv_verifier.verification.classical.phrases import (
-    CLAIM_KINDS,
     analyse_phrase,
-    claim_kind,
     is_main_colour_claim,
     part_faces_every_side,
     part_is_see_through,

@@ -8,9 +8,12 @@ resume each other's run directory, and a node started with other values than the
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from aiv_verifier.evidence_tables import DEFAULT_CALIBRATION_FILE, DEFAULT_VISIBILITY_FILE, resolve_table_path
 from aiv_verifier.model_identity import model_identity
 
 from . import RunConfig
@@ -26,14 +29,49 @@ def fingerprint_config(sim: Mapping[str, Any], agent_flat: Mapping[str, Any]) ->
     missing = [key for key in SIM_IDENTITY_KEYS if key not in sim]
     if missing:
         raise KeyError(f"simulator parameters missing for the run identity: {missing}")
+    uses_evidence = evidence_in_use(agent_flat)
     fingerprint: dict[str, Any] = {
         "offline_sim": {key: sim[key] for key in SIM_IDENTITY_KEYS},
-        "verifier": dict(sorted(agent_flat.items())),
+        "verifier": {
+            key: value
+            for key, value in sorted(agent_flat.items())
+            if uses_evidence or not key.startswith(EVIDENCE_PARAMETER_PREFIXES)
+        },
     }
     models = model_identity(agent_flat)
     if models:  # the weight-free default adds nothing, so its run ids stay what they were
         fingerprint["models"] = models
+    if uses_evidence:  # other tables, other decisions: a resume must not mix them
+        fingerprint["evidence_tables"] = evidence_table_identity(agent_flat)
     return fingerprint
+
+
+#: Parameters that only the evidential fusion and the uncertainty next-best-view read; a run that uses neither
+#: leaves them out of its identity, so adding them changed no existing run id.
+EVIDENCE_PARAMETER_PREFIXES = ("agent.evidence.", "verifier.calibration_")
+
+
+def evidence_in_use(agent_flat: Mapping[str, Any]) -> bool:
+    return agent_flat.get("agent.fusion") == "evidential" or agent_flat.get("agent.nbv") == "uncertainty"
+
+
+def evidence_table_identity(agent_flat: Mapping[str, Any]) -> dict[str, str]:
+    """Content hashes of the calibration (and, for the uncertainty next-best-view, visibility) file used."""
+    calibration = resolve_table_path(str(agent_flat.get("verifier.calibration_file", "")), DEFAULT_CALIBRATION_FILE)
+    out = {"calibration": _file_digest(calibration)}
+    if agent_flat.get("agent.nbv") == "uncertainty":
+        visibility = resolve_table_path(
+            str(agent_flat.get("agent.evidence.visibility_file", "")), DEFAULT_VISIBILITY_FILE
+        )
+        out["visibility"] = _file_digest(visibility)
+    return out
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    except OSError:
+        return f"unreadable:{path}"
 
 
 def config_info(sim: Mapping[str, Any], agent_flat: Mapping[str, Any]) -> dict[str, Any]:

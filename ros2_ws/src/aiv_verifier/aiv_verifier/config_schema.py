@@ -115,6 +115,8 @@ def _parameter_defaults() -> dict[str, Any]:
     defaults.update(flatten_defaults(AgentSettings(), "agent"))
     defaults["verifier.backend"] = "classical"
     defaults["verifier.dataset_root"] = ""
+    defaults["verifier.calibration_file"] = ""
+    defaults["verifier.calibration_key"] = ""
     defaults.update(flatten_defaults(NoiseModel(), "verifier.noise"))
     defaults.update(flatten_defaults(ClassicalParams(), "verifier.classical"))
     defaults.update(flatten_defaults(MllmVerifierParams(), "verifier.mllm"))
@@ -135,10 +137,6 @@ def config_parameter_specs() -> tuple[ParameterSpec, ...]:
 _DESCRIPTIONS: dict[str, str] = {
     "agent.query_mode": "how descriptions become checkable items: attribute (one item per attribute), direct "
     "(each description whole), merged (one merged description); a goal may override it",
-    "agent.fusion": "how per-view answers become a decision: attr_majority (reported, adaptive stop), majority, "
-    "veto (one contradicted attribute = No); a goal may override it",
-    "agent.nbv": "next-best-view strategy: farthest (angular FPS), random (seeded), llm (needs a language model); "
-    "a goal may override it",
     "agent.decision_mode": "auto = early_exit for a step budget of 1, else vote_till_end",
     "agent.bbox_mode": "where object boxes come from: gt (privileged ground truth), detections (external "
     "Detection2DArray topic), detector (a detector backend)",
@@ -146,6 +144,16 @@ _DESCRIPTIONS: dict[str, str] = {
     "verifier.backend": "per-view verifier: classical (weight-free), oracle / noisy_oracle (privileged ground "
     "truth of a synthetic dataset)",
     "verifier.dataset_root": "dataset with privileged_gt/ (the oracle verifiers only)",
+    "verifier.calibration_file": "reliability of the per-view answers for the evidential fusion and the "
+    "uncertainty next-best-view, written by aiv-eval calibrate ('' = the shipped table); read and checked at "
+    "start-up",
+    "verifier.calibration_key": "which backend table of the calibration file to use ('' = the backend's own "
+    "name: classical, oracle, noisy_oracle:error_rate=E,unsure_rate=U, mllm:MODEL)",
+    "agent.fusion": "how per-view answers become a decision: attr_majority (reported, adaptive stop), majority, "
+    "veto (one contradicted attribute = No), evidential (calibrated probability; YES / NO / UNDECIDED at "
+    "agent.evidence.accept / reject); a goal may override it",
+    "agent.nbv": "next-best-view strategy: farthest (angular FPS), random (seeded), llm (needs a language model), "
+    "uncertainty (the view expected to move the evidential probability most); a goal may override it",
     "verifier.noise.seed": "seed of the noisy oracle's per-answer draws",
 }
 
@@ -165,7 +173,7 @@ def _parameter_specs() -> tuple[ParameterSpec, ...]:
 
     from .agent.factory import VERIFIER_BACKENDS
     from .agent.settings import AGENT_KINDS, DECISION_MODES, AgentSettings
-    from .core.fusion import available_fusions
+    from .core.fusion import fusion_names
     from .core.nbv import available_nbv_strategies
     from .core.stopping import available_stop_rules
     from .model_config import (
@@ -187,7 +195,7 @@ def _parameter_specs() -> tuple[ParameterSpec, ...]:
     from .verification.oracle import NoiseModel
 
     choices: dict[str, tuple[str, ...]] = {
-        "agent.fusion": tuple(available_fusions()),
+        "agent.fusion": tuple(fusion_names()),
         "agent.nbv": tuple(available_nbv_strategies()),
         "agent.decision_mode": tuple(DECISION_MODES),
         "agent.stop_rule": available_stop_rules(),
@@ -206,6 +214,9 @@ def _parameter_specs() -> tuple[ParameterSpec, ...]:
     }
     ranges: dict[str, tuple[float | None, float | None]] = {
         "verifier.noise.error_rate": (0.0, 1.0),
+        "agent.evidence.accept": (0.0, 1.0),
+        "agent.evidence.reject": (0.0, 1.0),
+        "agent.evidence.target_share": (0.0, 1.0),
         "verifier.noise.unsure_rate": (0.0, 1.0),
         "query.max_attrs": (1, None),
         "detector.box_threshold": (0.0, 1.0),
@@ -221,6 +232,8 @@ def _parameter_specs() -> tuple[ParameterSpec, ...]:
     sources.update(_field_sources(AgentSettings(), "agent"))
     sources["verifier.backend"] = (object, "backend", "classical")
     sources["verifier.dataset_root"] = (object, "dataset_root", "")
+    sources["verifier.calibration_file"] = (object, "calibration_file", "")
+    sources["verifier.calibration_key"] = (object, "calibration_key", "")
     sources.update(_field_sources(NoiseModel(), "verifier.noise"))
     sources.update(_field_sources(ClassicalParams(), "verifier.classical"))
     sources.update(_field_sources(MllmVerifierParams(), "verifier.mllm"))

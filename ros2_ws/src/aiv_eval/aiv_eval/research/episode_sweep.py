@@ -17,7 +17,7 @@ Extras for studies:
   ``jpeg``, ``noise``, ``all``), deterministically per capture, to test robustness beyond flat renders;
 * ``--perfect KINDS`` (repeatable): an upper bound for better cues. Each use adds a scenario, played beside
   the plain one, in which the classical answers to claims of those kinds (``main_colour``, ``part_colour``,
-  ``text``, ``material``... :data:`~aiv_verifier.verification.classical.phrases.CLAIM_KINDS`) are replaced by
+  ``text``, ``material``... :data:`~aiv_verifier.claims.CLAIM_KINDS`) are replaced by
   the privileged oracle's: only its Nos with ``--perfect-answers no`` (what deciding those contradictions
   would gain; the default), every answer with ``all`` (a perfect judge of those claims). It says which cue is
   worth building before anyone builds it; the audit still scores the classical answers only. On an object of
@@ -57,7 +57,7 @@ from aiv_verifier.core.types import Attribute, Decision
 from aiv_verifier.query import build_query_interpreter
 from aiv_verifier.verification.base import AttributeAnswer, PerViewVerifier, VerifierError, ViewInput
 from aiv_verifier.verification.classical.backend import ClassicalVerifier
-from aiv_verifier.verification.classical.phrases import CLAIM_KINDS, claim_kind
+from aiv_verifier.claims import CLAIM_KINDS, claim_kind
 from PIL import Image
 
 from ..env_port import run_env_episode

@@ -24,13 +24,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from aiv_models.local_weights import ModelDirError
 
 from ..config_schema import dataclass_from_mapping
-from ..core.fusion import FusionStrategy, make_fusion
-from ..core.nbv import NbvStrategy, make_nbv
+from ..core.evidential import EvidentialPolicy
+from ..core.fusion import EVIDENTIAL, FusionStrategy, make_fusion
+from ..core.nbv import UNCERTAINTY_NBV, NbvStrategy, make_nbv
+from ..core.visibility import VisibilityModel
+from ..evidence_tables import (
+    DEFAULT_CALIBRATION_FILE,
+    DEFAULT_VISIBILITY_FILE,
+    EvidenceFileError,
+    load_calibration,
+    load_visibility,
+    resolve_table_path,
+)
 from ..core.types import LanguageModel
 from ..detection.base import BoxMode, Detector
 from ..model_config import (
@@ -177,6 +188,50 @@ def build_verifier(
     raise ConfigError(f"unknown verifier.backend {backend!r}; expected one of {list(VERIFIER_BACKENDS)}")
 
 
+def calibration_key(config: Mapping[str, Any]) -> str:
+    """The name a calibration file knows this configuration's per-view verifier by: ``verifier.calibration_key``
+    when set, else the backend, with the noise rates of the noisy oracle and the model of the MLLM verifier
+    (their answers, and so their reliability, depend on them)."""
+    section = _section(config, "verifier")
+    explicit = str(section.get("calibration_key", "") or "").strip()
+    if explicit:
+        return explicit
+    backend = str(section.get("backend", "classical"))
+    if backend == "noisy_oracle":
+        noise = _section(section, "noise")
+        error_rate = float(noise.get("error_rate", 0.0))
+        unsure_rate = float(noise.get("unsure_rate", 0.0))
+        return f"noisy_oracle:error_rate={error_rate:g},unsure_rate={unsure_rate:g}"
+    if backend == "mllm":
+        model = _section(config, "language_model")
+        name = str(model.get("model", "") or "") or Path(str(model.get("model_dir", "") or "")).name
+        return f"mllm:{name}"
+    return backend
+
+
+def build_evidence(config: Mapping[str, Any], settings: AgentSettings) -> EvidentialPolicy:
+    """The evidential policy of this configuration: the calibration of its verifier backend, the configured
+    prior and thresholds. A file that cannot be used is a :class:`ConfigError` naming it."""
+    section = _section(config, "verifier")
+    path = resolve_table_path(str(section.get("calibration_file", "") or ""), DEFAULT_CALIBRATION_FILE)
+    try:
+        calibration = load_calibration(path).for_backend(calibration_key(config))
+    except EvidenceFileError as error:
+        raise ConfigError(f"verifier.calibration_file: {error}") from None
+    model = calibration.model
+    if settings.evidence.target_share > 0:
+        model = model.with_target_share(settings.evidence.target_share)
+    return EvidentialPolicy(calibration.table, model, settings.evidence.thresholds)
+
+
+def build_visibility(settings: AgentSettings) -> VisibilityModel:
+    path = resolve_table_path(settings.evidence.visibility_file, DEFAULT_VISIBILITY_FILE)
+    try:
+        return load_visibility(path).model
+    except EvidenceFileError as error:
+        raise ConfigError(f"agent.evidence.visibility_file: {error}") from None
+
+
 @dataclass(frozen=True)
 class GoalOverrides:
     """What a single request may change relative to the configured defaults ("" = keep the default)."""
@@ -202,6 +257,7 @@ class AgentFactory:
         language_model: LanguageModel | None = None,
         verifier_backend: str = "",
         model_agent: ModelAgent | None = None,
+        config: Mapping[str, Any] | None = None,
     ) -> None:
         self.settings = settings
         self.verifier = verifier
@@ -214,6 +270,8 @@ class AgentFactory:
             raise ConfigError(f"agent.kind {settings.kind!r} has no agent; build it with build_model_agent")
         self._nbv: dict[str, NbvStrategy] = {}
         self._fusion: dict[str, FusionStrategy] = {}
+        self._config = dict(config or {})
+        self._evidence: EvidentialPolicy | None = None
         if settings.bbox_mode is BoxMode.DETECTOR and detector is None:
             raise ConfigError("agent.bbox_mode 'detector' needs a detector backend; none is configured")
         self.resolve(GoalOverrides())  # fail at start-up, not on the first request
@@ -253,6 +311,7 @@ class AgentFactory:
             language_model=language_model,
             verifier_backend=str(verifier_section.get("backend", "classical")),
             model_agent=build_model_agent(settings, config, language_model, detector),
+            config=config,
         )
 
     def model_devices(self) -> dict[str, str]:
@@ -284,12 +343,26 @@ class AgentFactory:
         settings = self.settings.with_overrides(
             query_mode=overrides.query_mode, nbv=overrides.nbv, fusion=overrides.fusion
         )
+        evidence = self._evidence_for(settings) if settings.uses_evidence else None
+        fusion: FusionStrategy | EvidentialPolicy
+        if settings.fusion == EVIDENTIAL:
+            assert evidence is not None
+            fusion = evidence
+        else:
+            fusion = self._fusion_for(settings.fusion)
         return settings, AgentComponents(
             verifier=self.verifier,
-            fusion=self._fusion_for(settings.fusion),
+            fusion=fusion,
             nbv=self._nbv_for(settings),
             detector=self.detector,
+            evidence=evidence,
         )
+
+    def _evidence_for(self, settings: AgentSettings) -> EvidentialPolicy:
+        """The evidential policy, loaded once (the configured settings' thresholds; a goal cannot change them)."""
+        if self._evidence is None:
+            self._evidence = build_evidence(self._config, self.settings)
+        return self._evidence
 
     def _fusion_for(self, name: str) -> FusionStrategy:
         if name not in self._fusion:
@@ -303,6 +376,10 @@ class AgentFactory:
                 if self.language_model is None:
                     raise ConfigError("nbv 'llm' needs a language model backend; none is configured")
                 self._nbv[name] = make_nbv(name, model=self.language_model, base_seed=settings.base_seed)
+            elif name == UNCERTAINTY_NBV:
+                self._nbv[name] = make_nbv(
+                    name, visibility=build_visibility(self.settings), base_seed=settings.base_seed
+                )
             else:
                 self._nbv[name] = make_nbv(name, base_seed=settings.base_seed)
         return self._nbv[name]

@@ -18,6 +18,15 @@ import numpy as np
 from aiv_models.timing import StageClock
 
 from ..core.crop import CropResult, Detection
+from ..claims import attribute_claim_kind, is_object_claim, view_hint
+from ..core.evidential import (
+    ClaimAnswer,
+    ClaimItem,
+    EvidenceLedger,
+    EvidenceSummary,
+    EvidentialPolicy,
+    view_quality,
+)
 from ..core.fusion import FusionStrategy
 from ..core.nbv import NbvChoice, NbvRequest, NbvStrategy
 from ..core.nbv_prompt import attribute_statuses
@@ -102,10 +111,12 @@ class AgentStep:
     move: NbvChoice | None
     attributes: tuple[AttributeRow, ...]
     answers: tuple[AttributeAnswer, ...]
+    abstained: bool = False  # stopped without deciding: UNDECIDED (evidential fusion; decision is Unsure)
+    evidence: EvidenceSummary | None = None  # the evidential fusion's state after this step
 
     @property
     def stopped(self) -> bool:
-        return self.decision is not Decision.UNSURE
+        return self.decision is not Decision.UNSURE or self.abstained
 
 
 @dataclass(frozen=True)
@@ -113,9 +124,10 @@ class AgentComponents:
     """The backends of an agent, built once per process and shared by all sessions."""
 
     verifier: PerViewVerifier
-    fusion: FusionStrategy
+    fusion: FusionStrategy | EvidentialPolicy
     nbv: NbvStrategy
     detector: Detector | None = None
+    evidence: EvidentialPolicy | None = None  # kept when the evidential fusion or the uncertainty NBV is used
 
 
 class SessionBase:
@@ -224,6 +236,14 @@ class VerificationSession(SessionBase):
         self.settings = settings
         self.decision_mode = settings.resolved_decision_mode(max_steps)
         self.tracker = AttributeStateTracker(query.attribute_names)
+        self.evidence: EvidenceLedger | None = None
+        if components.evidence is not None:
+            self.evidence = components.evidence.new_ledger(
+                [
+                    ClaimItem(attribute.name, attribute_claim_kind(attribute), view_hint(attribute.evidence_phrase))
+                    for attribute in query.attributes
+                ]
+            )
 
     @property
     def attributes(self) -> tuple[Attribute, ...]:
@@ -245,16 +265,23 @@ class VerificationSession(SessionBase):
                 for answer in answers
             ]
             self.tracker.update_from_judgements(book.view_id, judgements)
+            if self.evidence is not None:
+                self._record_evidence(frame, crop, answers)
 
         stage = time.perf_counter()
-        outcome = evaluate_stop(
-            self.tracker,
-            self.components.fusion,
-            frame.step_count,
-            self.max_steps,
-            self.decision_mode,
-            self.settings.stop_rule,
-        )
+        fusion = self.components.fusion
+        if isinstance(fusion, EvidentialPolicy) and self.evidence is not None:
+            outcome = fusion.decide(self.evidence, frame.step_count, self.max_steps)
+        else:
+            assert not isinstance(fusion, EvidentialPolicy)
+            outcome = evaluate_stop(
+                self.tracker,
+                fusion,
+                frame.step_count,
+                self.max_steps,
+                self.decision_mode,
+                self.settings.stop_rule,
+            )
         self.clock.add("fuse", stage)
         move = None
         if not outcome.stop:
@@ -274,10 +301,24 @@ class VerificationSession(SessionBase):
             move=move,
             attributes=self._rows(remaining, answers, book.is_duplicate),
             answers=answers,
+            abstained=outcome.stop and outcome.decision is Decision.UNSURE,
+            evidence=self.evidence.summary() if self.evidence is not None else None,
         )
         self.steps.append(step)
         self._finished = outcome.stop
         return step
+
+    def _record_evidence(self, frame: ViewFrame, crop: CropResult, answers: tuple[AttributeAnswer, ...]) -> None:
+        """File the view's answers as evidence under its pose (sector and capture): a pose seen again replaces
+        its earlier answers. A boxed view's evidence is weighted by its detection confidence; a view judged
+        whole (no box) is weighted by its quality bin's own calibration instead."""
+        assert self.evidence is not None
+        self.evidence.record(
+            (frame.current_sector, frame.capture_tag),
+            [ClaimAnswer(answer.attribute, answer.answer, is_object_claim(answer.debug)) for answer in answers],
+            quality=view_quality(crop.box),
+            weight=float(crop.confidence) if crop.box is not None else 1.0,
+        )
 
     def _verify(self, frame: ViewFrame, crop: CropResult) -> tuple[AttributeAnswer, ...]:
         if not self.attributes:
@@ -321,6 +362,8 @@ class VerificationSession(SessionBase):
             attributes=attribute_statuses(self.attributes, self.tracker),
             sector_visibility=self.bookkeeping.sector_visibility,
             failed_direction=failed_direction,
+            evidence=self.evidence,
+            evidence_policy=self.components.evidence,
         )
         stage = time.perf_counter()
         choice = self.components.nbv.choose(request)
@@ -361,14 +404,26 @@ class VerificationSession(SessionBase):
     # ---- episode summary -------------------------------------------------------------------------------
 
     @property
+    def evidence_summary(self) -> EvidenceSummary | None:
+        """The evidential fusion's probability and per-claim opinions now (None for the reference fusions)."""
+        return self.evidence.summary() if self.evidence is not None else None
+
+    @property
     def step_predictions(self) -> tuple[Decision, ...]:
         return tuple(step.step_prediction for step in self.steps)
 
     def confidence(self) -> float:
-        """Share of decisive attribute decisions that agree with the verdict (0 when none is decisive)."""
+        """How sure the verdict is. Reference fusions: the share of decisive attribute decisions that agree with
+        it (0 when none is decisive; a vote count, not a probability). Evidential fusion: the probability that
+        the verdict is right (P for YES, 1 - P for NO, 0 for UNDECIDED)."""
         decision = self.final_decision
         if decision is None:
             return 0.0
+        summary = self.evidence_summary
+        if summary is not None:
+            if decision is Decision.YES:
+                return summary.probability
+            return 1.0 - summary.probability if decision is Decision.NO else 0.0
         states = [self.tracker.final_decision(name) for name in self.tracker.attribute_names]
         decisive = [state for state in states if state is not AttributeState.MISSING]
         if not decisive:

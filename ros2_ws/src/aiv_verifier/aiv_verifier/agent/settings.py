@@ -8,11 +8,12 @@ adaptive stopping (vote_till_end), angular farthest-point NBV, ground-truth boxe
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from ..core.fusion import available_fusions
-from ..core.nbv import available_nbv_strategies
+from ..core.evidential import Thresholds
+from ..core.fusion import EVIDENTIAL, fusion_names
+from ..core.nbv import UNCERTAINTY_NBV, available_nbv_strategies
 from ..core.stopping import DEFAULT_STOP_RULE, DecisionMode, available_stop_rules
 from ..detection.base import BoxMode
 from ..query.types import QueryMode
@@ -21,6 +22,52 @@ DECISION_MODES = ("auto", DecisionMode.VOTE_TILL_END.value, DecisionMode.EARLY_E
 #: The agents the episode loop can run: the modular pipeline (detection, per-view verifier, tracker, fusion,
 #: NBV; spec §5), the embedding baselines (spec §6) and the trained end-to-end agent (spec §7).
 AGENT_KINDS = ("pipeline", "clip", "siglip", "trained")
+
+
+def _described(default: Any, description: str) -> Any:
+    return field(default=default, metadata={"description": description})
+
+
+@dataclass(frozen=True)
+class EvidenceSettings:
+    """The evidential fusion's decision rule and the uncertainty next-best-view's visibility model."""
+
+    accept: float = _described(
+        0.95,
+        "evidential fusion: answer YES once the probability that this is the described object reaches it; with a "
+        "calibrated probability, 1 - accept is the share of YES answers expected to go to the wrong object "
+        "(1.0 = never YES)",
+    )
+    reject: float = _described(
+        0.05,
+        "evidential fusion: answer NO once the probability falls to it; about that share of NO answers turn "
+        "the right object away (0.0 = never NO; equal to accept = always decide at once)",
+    )
+    keep_looking_for_no: bool = _described(
+        False,
+        "evidential fusion: once YES can no longer be reached, keep moving while a NO still can (true) or stop "
+        "UNDECIDED at once (false)",
+    )
+    target_share: float = _described(
+        0.0,
+        "prior share of candidates that are the described object (0 = the calibration file's, fitted on its "
+        "datasets: a third for the benchmark's pairs); a robot that only approaches likely candidates may set "
+        "it higher",
+    )
+    visibility_file: str = _described(
+        "",
+        "visibility model of the uncertainty next-best-view (written by aiv-eval visibility; '' = the shipped "
+        "one)",
+    )
+
+    def __post_init__(self) -> None:
+        Thresholds(self.accept, self.reject, self.keep_looking_for_no)  # one-line ValueError when out of range
+        if isinstance(self.target_share, bool) or not 0.0 <= float(self.target_share) < 1.0:
+            raise ValueError(f"evidence.target_share must lie in [0, 1), got {self.target_share!r}")
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return Thresholds(self.accept, self.reject, self.keep_looking_for_no)
 
 
 @dataclass(frozen=True)
@@ -43,6 +90,7 @@ class AgentSettings:
     reverify_duplicate_views: bool = False
     """The reference re-asks the verifier after a refused move and throws the answers away; the tracker is
     not updated either way, so decisions are identical and the default skips the wasted calls."""
+    evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
 
     def __post_init__(self) -> None:
         object.__setattr__(
@@ -53,8 +101,10 @@ class AgentSettings:
         )
         if self.kind not in AGENT_KINDS:
             raise ValueError(f"unknown agent kind {self.kind!r}; expected one of {list(AGENT_KINDS)}")
-        if self.fusion not in available_fusions():
-            raise ValueError(f"unknown fusion {self.fusion!r}; expected one of {list(available_fusions())}")
+        if self.fusion not in fusion_names():
+            raise ValueError(f"unknown fusion {self.fusion!r}; expected one of {list(fusion_names())}")
+        if isinstance(self.evidence, Mapping):
+            object.__setattr__(self, "evidence", _evidence_from_mapping(self.evidence))
         if self.nbv not in available_nbv_strategies():
             raise ValueError(f"unknown nbv {self.nbv!r}; expected one of {list(available_nbv_strategies())}")
         if self.decision_mode not in DECISION_MODES:
@@ -67,6 +117,11 @@ class AgentSettings:
             )
         if isinstance(self.base_seed, bool) or not isinstance(self.base_seed, int):
             raise ValueError(f"base_seed must be an integer, got {self.base_seed!r}")
+
+    @property
+    def uses_evidence(self) -> bool:
+        """Whether sessions keep evidential opinions: the evidential fusion or the uncertainty next-best-view."""
+        return self.fusion == EVIDENTIAL or self.nbv == UNCERTAINTY_NBV
 
     def resolved_decision_mode(self, max_steps: int) -> DecisionMode:
         if self.decision_mode == "auto":
@@ -98,4 +153,21 @@ class AgentSettings:
             "bbox_mode": self.bbox_mode.value,
             "base_seed": self.base_seed,
             "reverify_duplicate_views": self.reverify_duplicate_views,
+            **(
+                {f"evidence.{item.name}": getattr(self.evidence, item.name) for item in fields(self.evidence)}
+                if self.uses_evidence
+                else {}
+            ),
         }
+
+
+def _evidence_from_mapping(values: Mapping[str, Any]) -> EvidenceSettings:
+    known = {item.name for item in fields(EvidenceSettings)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ValueError(f"unknown agent.evidence setting(s) {unknown}; allowed: {sorted(known)}")
+    converted = {
+        name: float(value) if name in ("accept", "reject", "target_share") and isinstance(value, int) else value
+        for name, value in values.items()
+    }
+    return EvidenceSettings(**converted)

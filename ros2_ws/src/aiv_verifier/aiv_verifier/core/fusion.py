@@ -137,8 +137,20 @@ def available_fusions() -> tuple[str, ...]:
     return tuple(sorted(_FUSION_REGISTRY))
 
 
+#: The evidential fusion (:mod:`.evidential`) decides and stops on calibrated evidence rather than on the
+#: tracker's votes, so it is no :class:`FusionStrategy`: the agent factory builds it with its calibration.
+EVIDENTIAL = "evidential"
+
+
+def fusion_names() -> tuple[str, ...]:
+    """Every name ``agent.fusion`` accepts: the registered vote fusions and ``evidential``."""
+    return (*available_fusions(), EVIDENTIAL)
+
+
 def make_fusion(name: str) -> FusionStrategy:
     """Build the fusion a config names; an unknown name lists the known ones."""
+    if name == EVIDENTIAL:
+        raise ValueError("the evidential fusion needs a calibration: build it with the agent factory")
     try:
         factory = _FUSION_REGISTRY[name]
     except KeyError:

@@ -35,6 +35,7 @@ from .nbv_prompt import (
     visited_direction_names,
 )
 from .sector_geometry import SectorGeometry, capture_azimuths_of, sector_azimuths, shortest_arc
+from .evidential import EvidenceLedger, EvidentialPolicy
 from .seeding import seeded_rng
 from .types import LanguageModel
 
@@ -65,6 +66,9 @@ class NbvRequest:
     attributes: tuple[AttributeStatus, ...] = ()
     sector_visibility: Mapping[int, bool] = field(default_factory=dict)
     failed_direction: str | None = None
+    evidence: EvidenceLedger | None = None
+    """The episode's evidential opinions (uncertainty strategy; None when the session keeps none)."""
+    evidence_policy: EvidentialPolicy | None = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.current_sector < SECTOR_COUNT:
@@ -302,12 +306,25 @@ def make_nbv(name: str, **options: Any) -> NbvStrategy:
     return factory(**options)
 
 
+#: Views chosen to resolve what is still uncertain (:mod:`.nbv_uncertainty`); needs evidential opinions and a
+#: visibility model, which the agent factory passes.
+UNCERTAINTY_NBV = "uncertainty"
+
+
+def _uncertainty_nbv(**options: Any) -> NbvStrategy:
+    from .nbv_uncertainty import UncertaintyNbv
+
+    return UncertaintyNbv(**options)
+
+
 register_nbv(RandomNbv.name, RandomNbv)
 register_nbv(FarthestNbv.name, FarthestNbv)
 register_nbv(LlmNbv.name, LlmNbv)
+register_nbv(UNCERTAINTY_NBV, _uncertainty_nbv)
 
 __all__ = [
     "DEFAULT_BASE_SEED",
+    "UNCERTAINTY_NBV",
     "AttributeStatus",
     "FarthestNbv",
     "LanguageModel",

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ..claims import OBJECT_CLAIM_KEY, OBJECT_CLAIM_VALUE
 from ..core.seeding import seeded_rng
 from ..core.types import Attribute, Decision
 from .base import AttributeAnswer, PerViewVerifier, VerifierError, ViewInput, check_answers, unsure_for_all
@@ -260,7 +261,11 @@ class OracleVerifier:
             )
         if query.category != target.category:
             return AttributeAnswer(
-                item.name, Decision.NO, f"oracle: this is a {target.category}, not a {query.category}"
+                item.name,
+                Decision.NO,
+                f"oracle: this is a {target.category}, not a {query.category}",
+                1.0,
+                {OBJECT_CLAIM_KEY: OBJECT_CLAIM_VALUE},
             )
         if item.type == "other":
             return self._judge_description(item, query, target, visible)
@@ -370,6 +375,6 @@ class NoisyOracleVerifier:
         if answer.answer is not Decision.UNSURE and rng.random() < self.noise.error_rate:
             flipped = Decision.NO if answer.answer is Decision.YES else Decision.YES
             return AttributeAnswer(
-                answer.attribute, flipped, f"{answer.reason} [noise: flipped]", answer.certainty
+                answer.attribute, flipped, f"{answer.reason} [noise: flipped]", answer.certainty, answer.debug
             )
         return answer

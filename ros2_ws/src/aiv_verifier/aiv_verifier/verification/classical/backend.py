@@ -31,6 +31,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ...claims import OBJECT_CLAIM_KEY, OBJECT_CLAIM_VALUE, claim_kind
 from ...core.crop import CROP_PADDING_PX
 from ...core.types import Attribute, Decision
 from ..base import AttributeAnswer, ViewInput, unsure_for_all
@@ -44,7 +45,6 @@ from .phrases import (
     ColourTerm,
     PhraseInfo,
     analyse_phrase,
-    claim_kind,
     is_main_colour_claim,
     is_metallic,
     mentioned_colours,
@@ -282,7 +282,7 @@ class _Check:
 #: ``AttributeAnswer.debug`` of a No about the object as a whole (another category, another palette), given to
 #: every attribute alike: it says "not the described object", not "this attribute differs", and an audit judges
 #: it as such (a distractor sharing the attribute is still not the described object).
-OBJECT_CLAIM: dict[str, object] = {"claim": "object"}
+OBJECT_CLAIM: dict[str, object] = {OBJECT_CLAIM_KEY: OBJECT_CLAIM_VALUE}
 
 
 def _unsure(reason: str) -> _Check:

@@ -676,31 +676,3 @@ def mentioned_colours(descriptions: tuple[str, ...] | list[str]) -> frozenset[st
         for term in _find_colours(_WORD.findall(text)):
             names.update(claimed_names(term.name, term.modifier))
     return frozenset(names)
-
-
-#: What an attribute claims, as the classical verifier reads it: the unit in which its answers are studied
-#: (see :func:`claim_kind`). Colour claims are split because a body colour can be checked against the whole
-#: object while a part's colour is only found or not found somewhere on it.
-CLAIM_KINDS: tuple[str, ...] = (
-    "main_colour",
-    "part_colour",
-    "pattern",
-    "no_pattern",
-    "text",
-    "logo",
-    "no_logo",
-    "material",
-    "shape",
-    "count",
-    "unknown",
-)
-
-
-def claim_kind(phrase: object, attribute_name: str = "") -> str:
-    """The :data:`CLAIM_KINDS` entry of an attribute's evidence phrase ("unknown" for no readable phrase)."""
-    if not isinstance(phrase, str) or not phrase.strip():
-        return "unknown"
-    info = analyse_phrase(phrase)
-    if info.kind == "colour":
-        return "main_colour" if is_main_colour_claim(info, attribute_name) else "part_colour"
-    return info.kind
