@@ -106,7 +106,8 @@ def test_every_declared_default_is_valid_and_every_parameter_is_described_and_re
         for spec in table:
             assert spec.description.strip() and spec.read_only, f"{node}: {spec.name}"
     choices = {spec.name: spec.choices for spec in verifier_parameters()}
-    assert choices["agent.nbv"] == ("farthest", "llm", "random")
+    assert choices["agent.nbv"] == ("farthest", "llm", "random", "uncertainty")
+    assert choices["agent.fusion"] == ("attr_majority", "majority", "veto", "evidential")
     assert choices["agent.query_mode"] == ("attribute", "direct", "merged")
     assert choices["frame_qos.reliability"] == ("reliable", "best_effort")
     assert [spec.name for spec in verifier_parameters()][: len(config_parameter_defaults())] == list(
@@ -225,7 +226,7 @@ def test_valid_node_parameters_that_are_no_agent_knob_are_accepted(tmp_path: Pat
         (
             "verifier.agent.nbv=rand",
             "override 'verifier.agent.nbv=rand': verifier parameter 'agent.nbv' = 'rand'; "
-            "expected one of farthest, llm, random",
+            "expected one of farthest, llm, random, uncertainty",
         ),
         (
             "evaluator.max_attempts=0",

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .analysis_cli import add_analysis_subcommands, run_command
+from .evidence.cli import add_evidence_subcommands
 from .interchange.cli import add_interchange_subcommands
 from .llm_bench import add_llm_bench_subcommand
 from .model_bench import add_bench_models_subcommand
@@ -180,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_llm_bench_subcommand(sub)
     add_bench_models_subcommand(sub)
     add_analysis_subcommands(sub)
+    add_evidence_subcommands(sub)
     add_interchange_subcommands(sub)
     return parser
 

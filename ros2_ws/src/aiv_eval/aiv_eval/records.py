@@ -42,6 +42,8 @@ STATUSES: tuple[str, ...] = ("ok", "infra_failure")
 FLIP_DIRECTIONS: tuple[str, ...] = ("stable_correct", "stable_wrong", "flip_to_correct", "flip_to_wrong")
 STOP_REASONS: tuple[str, ...] = ("converged", "unanimous", "final", "early_exit", "budget", "failure")
 """Stop reasons; the agent joins simultaneous ones with "+" (e.g. "converged+unanimous")."""
+EVIDENTIAL_STOP_REASONS: tuple[str, ...] = ("confident", "unresolvable")
+"""The evidential fusion's own: a threshold reached, or no view left that could reach one."""
 MOVE_OUTCOMES: tuple[str, ...] = ("moved", "stayed", "unreachable", "already_visited", "rejected", "none")
 FAILED_MOVE_OUTCOMES: frozenset[str] = frozenset({"unreachable", "already_visited"})
 """Outcomes that the reference env reports as ``navigation_failed`` (spec §3.7: the agent stays; a request for
@@ -304,6 +306,69 @@ class TranscriptStep:
         return cls(**kwargs)
 
 
+@dataclass(frozen=True)
+class ClaimOpinion:
+    """One claim's evidential opinion at the end of an episode."""
+
+    name: str
+    kind: str
+    belief: float
+    disbelief: float
+    uncertainty: float
+
+    def __post_init__(self) -> None:
+        owner = "evidence.claim"
+        _check_str(owner, "name", self.name)
+        _check_str(owner, "kind", self.kind)
+        for name in ("belief", "disbelief", "uncertainty"):
+            object.__setattr__(self, name, _float_field(owner, name, getattr(self, name), 0.0, 1.0))
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_json_dict(cls, data: Mapping[str, Any]) -> ClaimOpinion:
+        _check_keys("evidence.claim", data, [f.name for f in fields(cls)])
+        return cls(**{f.name: data[f.name] for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class EpisodeEvidence:
+    """What the evidential fusion concluded: the probability that the object was the described one, the claims
+    no view answered Yes or No, and every claim's opinion."""
+
+    probability: float
+    unverified: tuple[str, ...] = ()
+    claims: tuple[ClaimOpinion, ...] = ()
+
+    def __post_init__(self) -> None:
+        owner = "evidence"
+        object.__setattr__(self, "probability", _float_field(owner, "probability", self.probability, 0.0, 1.0))
+        object.__setattr__(self, "unverified", _str_tuple(owner, "unverified", self.unverified))
+        claims = tuple(
+            item if isinstance(item, ClaimOpinion) else ClaimOpinion.from_json_dict(item) for item in self.claims
+        )
+        object.__setattr__(self, "claims", claims)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "probability": self.probability,
+            "unverified": list(self.unverified),
+            "claims": [claim.to_json_dict() for claim in self.claims],
+        }
+
+    @classmethod
+    def from_json_dict(cls, data: Any) -> EpisodeEvidence:
+        _check_keys("evidence", data, ["probability", "unverified", "claims"])
+        if not isinstance(data["claims"], list) or not isinstance(data["unverified"], list):
+            raise RecordError("evidence.claims and evidence.unverified must be lists")
+        return cls(data["probability"], tuple(data["unverified"]), tuple(data["claims"]))
+
+
+#: Record fields written only when set (a reference run's records stay as they were, byte for byte).
+OPTIONAL_RECORD_FIELDS = frozenset({"evidence"})
+
+
 # ------------------------------------------------------------------------------------------------ record
 
 
@@ -349,6 +414,7 @@ class EpisodeRecord:
     model_calls: Mapping[str, int] = field(default_factory=dict)
     transcript: tuple[TranscriptStep, ...] = ()
     run_id: str = ""
+    evidence: EpisodeEvidence | None = None  # evidential runs only; absent from the JSON otherwise
 
     # Frozen dataclasses hash all fields; model_calls is a mapping, so records are compared, not hashed.
     __hash__ = None  # type: ignore[assignment]
@@ -412,7 +478,7 @@ class EpisodeRecord:
             _check_choice(owner, "flip_direction", self.flip_direction, FLIP_DIRECTIONS)
         _check_str(owner, "stop_reason", self.stop_reason)
         for part in self.stop_reason.split("+"):
-            _check_choice(owner, "stop_reason", part, STOP_REASONS)
+            _check_choice(owner, "stop_reason", part, STOP_REASONS + EVIDENTIAL_STOP_REASONS)
         if not isinstance(self.model_calls, Mapping):
             raise RecordError(f"{owner}.model_calls must be a mapping of str to int")
         calls = {}
@@ -429,6 +495,10 @@ class EpisodeRecord:
                 raise RecordError(f"{owner}.transcript must hold TranscriptStep items")
             steps.append(item)
         object.__setattr__(self, "transcript", tuple(steps))
+        if isinstance(self.evidence, Mapping):
+            object.__setattr__(self, "evidence", EpisodeEvidence.from_json_dict(self.evidence))
+        if self.evidence is not None and not isinstance(self.evidence, EpisodeEvidence):
+            raise RecordError(f"{owner}.evidence must be an EpisodeEvidence or null")
         if [s.step for s in steps] != list(range(1, len(steps) + 1)):
             raise RecordError(f"{owner}.transcript steps must be numbered 1..{len(steps)} in order")
         if self.step_predictions and self.prediction_flips != count_flips(self.step_predictions):
@@ -518,6 +588,10 @@ class EpisodeRecord:
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name in OPTIONAL_RECORD_FIELDS:
+                if value is not None:
+                    out[f.name] = value.to_json_dict()
+                continue
             if f.name == "transcript":
                 value = [s.to_json_dict() for s in value]
             elif f.name == "model_calls":
@@ -535,14 +609,18 @@ class EpisodeRecord:
     def from_json_dict(cls, data: Mapping[str, Any]) -> EpisodeRecord:
         """Strict inverse of :meth:`to_json_dict`: every key required, unknown keys refused."""
         names = [f.name for f in fields(cls)]
-        _check_keys("record", data, names)
-        kwargs = {n: data[n] for n in names}
+        required = [name for name in names if name not in OPTIONAL_RECORD_FIELDS]
+        present = [name for name in OPTIONAL_RECORD_FIELDS if name in data]
+        _check_keys("record", data, required + present)
+        kwargs = {n: data[n] for n in required + present}
         for name in ("query_descriptions", "step_predictions", "transcript"):
             if not isinstance(kwargs[name], list):
                 raise RecordError(f"record.{name} must be a list")
         if not isinstance(kwargs["model_calls"], dict):
             raise RecordError("record.model_calls must be an object")
         kwargs["transcript"] = tuple(TranscriptStep.from_json_dict(s) for s in kwargs["transcript"])
+        if "evidence" in kwargs:
+            kwargs["evidence"] = EpisodeEvidence.from_json_dict(kwargs["evidence"])
         return cls(**kwargs)
 
     @classmethod
@@ -606,6 +684,7 @@ def build_episode_record(
     category: str = "",
     query_mode: str = "",
     model_calls: Mapping[str, int] | None = None,
+    evidence: EpisodeEvidence | None = None,
 ) -> EpisodeRecord:
     """A completed episode's record, every redundant field derived from the transcript.
 
@@ -645,6 +724,7 @@ def build_episode_record(
         model_calls=dict(model_calls or {}),
         transcript=steps,
         run_id=run_id,
+        evidence=evidence,
     )
 
 

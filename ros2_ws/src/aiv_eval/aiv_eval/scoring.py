@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from aiv_dataset.index_records import PairRecord
@@ -10,7 +11,13 @@ from aiv_verifier.agent.session import AgentStep
 from aiv_verifier.agent.trace import EpisodeSummary, EpisodeTrace
 from aiv_verifier.ros_messages import decision_from_code, model_calls_from_timings
 
-from .records import EpisodeRecord, build_episode_record, build_infra_failure_record
+from .records import (
+    ClaimOpinion,
+    EpisodeEvidence,
+    EpisodeRecord,
+    build_episode_record,
+    build_infra_failure_record,
+)
 from .transcripts import transcript_from_reports, transcript_from_trace
 
 
@@ -53,6 +60,14 @@ def record_from_session(
         category=session.query.category,
         query_mode=session.query.mode.value,
         model_calls=summary.model_calls,
+        evidence=_evidence(
+            summary.probability,
+            summary.unverified,
+            [
+                (row.name, row.claim_kind, row.belief, row.disbelief, row.uncertainty)
+                for row in (trace.entries[-1].step.attributes if trace.entries else ())
+            ],
+        ),
     )
 
 
@@ -83,6 +98,43 @@ def record_from_verdict(
         category=verdict.category,
         query_mode=verdict.query_mode,
         model_calls=model_calls_from_timings(verdict.timings),
+        evidence=_evidence(
+            _optional_float(getattr(verdict, "probability", math.nan)),
+            tuple(getattr(verdict, "unverified_attributes", ())),
+            [
+                (
+                    item.name,
+                    getattr(item, "claim_kind", ""),
+                    getattr(item, "belief", math.nan),
+                    getattr(item, "disbelief", math.nan),
+                    item.uncertainty,
+                )
+                for item in verdict.attributes
+            ],
+        ),
+    )
+
+
+def _optional_float(value: float) -> float | None:
+    return None if value is None or math.isnan(float(value)) else float(value)
+
+
+def _evidence(
+    probability: float | None,
+    unverified: tuple[str, ...],
+    claims: list[tuple[str, str, float, float, float]],
+) -> EpisodeEvidence | None:
+    """The record's evidence part, the same from a session (in-process) and from a Verdict (ROS)."""
+    if probability is None:
+        return None
+    return EpisodeEvidence(
+        probability,
+        tuple(unverified),
+        tuple(
+            ClaimOpinion(name, kind, float(belief), float(disbelief), float(uncertainty))
+            for name, kind, belief, disbelief, uncertainty in claims
+            if not math.isnan(float(uncertainty))
+        ),
     )
 
 

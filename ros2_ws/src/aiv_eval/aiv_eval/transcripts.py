@@ -70,6 +70,7 @@ def transcript_from_reports(
     for position, report in enumerate(reports):
         deciding = report.action == StepReport.ACTION_DECIDE
         belief = "Yes" if report.belief == 1 else "No"
+        decision = "Unsure" if getattr(report, "abstained", False) else belief
         steps.append(
             TranscriptStep(
                 step=int(report.step) + 1,
@@ -77,7 +78,7 @@ def transcript_from_reports(
                 capture_tag=report.capture_tag,
                 duplicate_view=bool(report.duplicate_view),
                 detection_confidence=float(report.detection_confidence),
-                decision=belief if deciding else "Unsure",
+                decision=decision if deciding else "Unsure",
                 step_prediction=belief,
                 nav_rel=None if deciding else report.move_direction,
                 nbv_reason=report.move_reason,

@@ -31,7 +31,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -602,6 +602,15 @@ class PInVerifyEnv:
     def observe(self) -> Observation:
         """The current observation again (e.g. for a node that republishes it)."""
         return self._observe(self._require_state())
+
+    def survey(self, sector: int) -> Observation | None:
+        """The observation a move to ``sector`` would show, without taking a step or changing the episode
+        (calibration surveys look at every sector the map serves); None when the map serves none there."""
+        state = self._require_state()
+        index = state.smap.capture_for(sector, self.view_priority)
+        if index is None:
+            return None
+        return self._observe(replace(state, current=index))
 
     def _observe(self, state: _EpisodeState) -> Observation:
         view = state.smap.captures[state.current]

@@ -122,7 +122,10 @@ def attribute_message(row: AttributeRow) -> AttributeStateMsg:
         weight_contradicted=float(row.weight_contradicted),
         weight_missing=float(row.weight_missing),
         converged=bool(row.converged),
-        uncertainty=float("nan"),
+        uncertainty=float(row.uncertainty),
+        belief=float(row.belief),
+        disbelief=float(row.disbelief),
+        claim_kind=row.claim_kind,
         last_answer=row.last_answer,
         last_reason=row.last_reason,
     )
@@ -142,6 +145,8 @@ def step_report(step: AgentStep, image_stamp, move_result: MoveOutcome | None, t
         stop_reason=step.stop_reason,
         attributes=[attribute_message(row) for row in step.attributes],
         belief=decision_code(step.step_prediction),
+        abstained=bool(step.abstained),
+        probability=step.evidence.probability if step.evidence is not None else math.nan,
         move_outcome=move_result.value if move_result is not None else "",
         trap_view=bool(trap_view),
         has_crop_box=step.crop.box is not None,
@@ -202,6 +207,8 @@ def verdict_message(
         request_id=request_id,
         decision=decision_code(summary.decision),
         confidence=float(summary.confidence),
+        probability=summary.probability if summary.probability is not None else math.nan,
+        unverified_attributes=list(summary.unverified),
         steps=int(summary.steps),
         effective_views=int(summary.effective_views),
         nav_fail_unreachable=int(summary.nav_fail_unreachable),
@@ -232,6 +239,7 @@ def failure_verdict(request_id: str, stop_reason: str, reason: str, stamp) -> Ve
         first_view_decision=Verdict.DECISION_UNDECIDED,
         stop_reason=stop_reason,
         failure_reason=reason,
+        probability=math.nan,
     )
     verdict.header.stamp = stamp
     return verdict

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol, TypeVar
 
+from ..core.evidential import EvidenceSummary
 from ..core.types import Decision
 from ..query.types import QuerySpec
 from .session import AgentStep, StageClock, ViewFrame
@@ -71,6 +72,9 @@ class SummarySource(Protocol):
 
     @property
     def model_calls(self) -> Mapping[str, int]: ...
+
+    @property
+    def evidence_summary(self) -> EvidenceSummary | None: ...
 
     def confidence(self) -> float: ...
 

@@ -10,6 +10,7 @@ identical: a port adds no logic of its own beyond turning messages or environmen
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
@@ -93,6 +94,11 @@ class AttributeRow:
     converged: bool
     last_answer: str  # "Yes" / "No" / "Unsure", "" when not asked this step
     last_reason: str
+    # The evidential opinion (NaN / "" when the session keeps none): belief + disbelief + uncertainty = 1.
+    belief: float = math.nan
+    disbelief: float = math.nan
+    uncertainty: float = math.nan
+    claim_kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -203,6 +209,11 @@ class SessionBase:
     @property
     def final_decision(self) -> Decision | None:
         return self.steps[-1].decision if self._finished else None
+
+    @property
+    def evidence_summary(self) -> EvidenceSummary | None:
+        """The evidential probability and per-claim opinions now (None: this agent keeps none)."""
+        return None
 
     @property
     def visited_order(self) -> tuple[int, ...]:
@@ -378,9 +389,13 @@ class VerificationSession(SessionBase):
         self, remaining: int, answers: tuple[AttributeAnswer, ...], duplicate: bool
     ) -> tuple[AttributeRow, ...]:
         asked = {answer.attribute: answer for answer in answers}
+        summary = self.evidence.summary() if self.evidence is not None else None
+        opinions = {claim.name: claim for claim in summary.claims} if summary is not None else {}
         rows = []
         for attribute, record in zip(self.attributes, self.tracker.snapshot(remaining), strict=True):
             answer = asked.get(attribute.name)
+            claim = opinions.get(attribute.name)
+            opinion = claim.opinion if claim is not None else None
             rows.append(
                 AttributeRow(
                     name=attribute.name,
@@ -397,6 +412,10 @@ class VerificationSession(SessionBase):
                     converged=bool(record.converged),
                     last_answer="" if answer is None or duplicate else answer.answer.value,
                     last_reason="" if answer is None or duplicate else answer.reason,
+                    belief=opinion.belief if opinion is not None else math.nan,
+                    disbelief=opinion.disbelief if opinion is not None else math.nan,
+                    uncertainty=opinion.uncertainty if opinion is not None else math.nan,
+                    claim_kind=claim.kind if claim is not None else "",
                 )
             )
         return tuple(rows)
@@ -405,7 +424,8 @@ class VerificationSession(SessionBase):
 
     @property
     def evidence_summary(self) -> EvidenceSummary | None:
-        """The evidential fusion's probability and per-claim opinions now (None for the reference fusions)."""
+        """The evidential probability and per-claim opinions now (None without a ledger: the reference fusions
+        with a geometric next-best-view)."""
         return self.evidence.summary() if self.evidence is not None else None
 
     @property

@@ -81,6 +81,8 @@ class EpisodeSummary:
     confidence: float
     visited_sectors: tuple[int, ...]
     model_calls: dict[str, int]
+    probability: float | None = None  # evidential: P(the described object); None for the reference fusions
+    unverified: tuple[str, ...] = ()  # evidential: attributes no view answered Yes or No
 
 
 def summarize(agent: SummarySource, trace: EpisodeTrace[Any]) -> EpisodeSummary:
@@ -89,6 +91,7 @@ def summarize(agent: SummarySource, trace: EpisodeTrace[Any]) -> EpisodeSummary:
     decision = None if trace.failed else agent.final_decision
     last = trace.entries[-1].step if trace.entries else None
     stop_reason = "failure" if trace.failed else (last.stop_reason if last else "")
+    evidence = agent.evidence_summary if decision is not None else None
     return EpisodeSummary(
         episode_key=trace.episode_key,
         decision=decision,
@@ -103,4 +106,6 @@ def summarize(agent: SummarySource, trace: EpisodeTrace[Any]) -> EpisodeSummary:
         confidence=agent.confidence() if decision is not None else 0.0,
         visited_sectors=agent.visited_order,
         model_calls=dict(sorted(agent.model_calls.items())),
+        probability=evidence.probability if evidence is not None else None,
+        unverified=evidence.never_judged if evidence is not None else (),
     )

@@ -329,6 +329,36 @@ def _compare(truth: TruthAttribute, target: InstanceTruth, visible: frozenset[st
     return Decision.NO if truth.present else Decision.YES
 
 
+def claim_truth(item: Attribute, query: InstanceTruth, target: InstanceTruth) -> bool | None:
+    """Whether a query item holds for ``target``, whatever any view shows (None: no ground truth says).
+
+    This is the label the calibration of per-view answers needs (``aiv-eval calibrate``): another category's
+    object fails every item (as the oracle answers it), an item holds when the target has the query's value
+    (or, for an absence claim, lacks the attribute), and a description holds when every attribute it
+    mentions does.
+    """
+    if query.category != target.category:
+        return False
+    if item.type == "other":
+        mentioned = [
+            truth
+            for truth in (*query.attributes.values(), *query.absent.values())
+            if mentions(item.evidence_phrase, truth.mention)
+        ]
+        if not mentioned:
+            return None
+        return all(_holds(truth, target) for truth in mentioned)
+    truth = _match_truth_attribute(item, query)
+    return None if truth is None else _holds(truth, target)
+
+
+def _holds(truth: TruthAttribute, target: InstanceTruth) -> bool:
+    on_target = target.attributes.get(truth.name)
+    if on_target is None:
+        return not truth.present
+    return on_target.value == truth.value
+
+
 def _explain(answer: Decision) -> str:
     return {Decision.YES: "matches", Decision.NO: "differs", Decision.UNSURE: "is not visible"}[answer]
 

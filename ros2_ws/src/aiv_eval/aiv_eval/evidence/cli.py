@@ -1,0 +1,162 @@
+"""``aiv-eval calibrate`` and ``aiv-eval visibility``: the evidential mode's data files, made from labelled data.
+
+Both survey every served view of every pair of synthetic datasets with privileged ground truth
+(:mod:`.survey`) and write a JSON file that records what it was fitted on (preset, seed and split of each
+dataset), so an evaluation can refuse to report on those datasets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from aiv_verifier.agent.factory import calibration_key
+from aiv_verifier.evidence_tables import (
+    CALIBRATION_FORMAT,
+    FittedOn,
+    calibration_document,
+    load_calibration,
+    visibility_document,
+)
+
+from ..spec import EvalSpec, SpecError
+from .calibration import fit_backend
+from .survey import SurveyPair, SurveySource, survey_pairs
+from .visibility_fit import visibility_rows
+
+
+def dataset_origin(root: Path, split: str, pairs: int) -> FittedOn:
+    """What a dataset is, from the generator's completion record (a dataset without one has no seed)."""
+    try:
+        record = json.loads((root / "capture_complete.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = {}
+    seed = record.get("seed") if isinstance(record, dict) else None
+    preset = record.get("preset", "") if isinstance(record, dict) else ""
+    return FittedOn(
+        source=root.name,
+        preset=str(preset or ""),
+        seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+        split=split,
+        pairs=pairs,
+    )
+
+
+def _survey(args: argparse.Namespace, params: str, overrides: list[str]) -> tuple[list[SurveyPair], list[FittedOn], str]:
+    pairs: list[SurveyPair] = []
+    fitted: list[FittedOn] = []
+    key = ""
+    for dataset in args.dataset:
+        root = Path(dataset)
+        spec = EvalSpec.load(params, overrides)
+        spec.set_dataset(str(root))
+        key = calibration_key(spec.agent_config())
+        for split in args.split:
+            source = SurveySource(
+                dataset_root=root,
+                index_file=f"{split}/pv_index_all.jsonl",
+                max_steps=int(spec.sim["max_steps"]),
+                seed=int(spec.sim["seed"]),
+                seed_policy=str(spec.sim["seed_policy"]),
+                view_priority=str(spec.sim["view_priority"]),
+            )
+            found = list(survey_pairs(source, spec.agent_config(), spec.agent_flat(), limit=args.limit))
+            print(f"[aiv-eval] surveyed {len(found)} pairs of {root} {split} for {key}", file=sys.stderr)
+            pairs.extend(found)
+            fitted.append(dataset_origin(root, split, len(found)))
+    return pairs, fitted, key
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    pairs, fitted, key = _survey(args, args.params, list(args.set or []))
+    if not pairs:
+        raise SpecError("nothing was surveyed: no pair could be started")
+    backend = fit_backend(pairs)
+    out = Path(args.out)
+    backends: dict[str, Any] = {key: (backend.table, backend.model, backend.facts)}
+    previous_fitted: list[FittedOn] = []
+    command = "aiv-eval " + " ".join(shlex.quote(part) for part in sys.argv[1:])
+    if args.merge and out.exists():
+        existing = load_calibration(out)
+        previous_fitted = list(existing.fitted_on)
+        document_before = json.loads(out.read_text(encoding="utf-8"))
+        for name, item in existing.backends.items():
+            if name != key:
+                extra = {
+                    field: value
+                    for field, value in document_before["backends"][name].items()
+                    if field not in ("cells", "evidence_scale", "target_model")
+                }
+                backends[name] = (item.table, item.model, extra)
+        command = document_before.get("command", "") + " ; " + command
+    merged_fitted = list(previous_fitted)
+    for item in fitted:
+        if item not in merged_fitted:
+            merged_fitted.append(item)
+    document = calibration_document(merged_fitted, command, backends)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    model = backend.model
+    print(
+        f"{CALIBRATION_FORMAT} for {key}: {len(pairs)} pairs, evidence scale {backend.table.evidence_scale:g}, "
+        f"target share {model.target_share:.3f}, other category {model.other_category_share:.3f}, "
+        f"indistinguishable {model.indistinguishable_share:.3f}, claim fails rate {model.claim_fails_rate:.3f}"
+    )
+    print(f"wrote {out}")
+    return 0
+
+
+def _cmd_visibility(args: argparse.Namespace) -> int:
+    overrides = ["verifier.verifier.backend=oracle", *list(args.set or [])]
+    pairs, fitted, _ = _survey(args, args.params, overrides)
+    if not pairs:
+        raise SpecError("nothing was surveyed: no pair could be started")
+    rows = visibility_rows(pairs)
+    command = "aiv-eval " + " ".join(shlex.quote(part) for part in sys.argv[1:])
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(visibility_document(fitted, command, rows), indent=1) + "\n", encoding="utf-8")
+    print(f"visibility model: {len(rows)} rows from {len(pairs)} pairs; wrote {out}")
+    return 0
+
+
+def _survey_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("params", help="params YAML with offline_sim / verifier / evaluator sections")
+    parser.add_argument(
+        "--dataset", action="append", required=True, help="synthetic dataset with privileged_gt/ (repeatable)"
+    )
+    parser.add_argument(
+        "--split", action="append", default=None, help="split(s) to survey (default: train; repeatable)"
+    )
+    parser.add_argument("--set", action="append", metavar="NODE.PARAM=VALUE", help="override one parameter")
+    parser.add_argument("--limit", type=int, default=None, help="survey only the first N pairs of each index")
+    parser.add_argument("--out", required=True, help="the JSON file to write")
+
+
+def add_evidence_subcommands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "calibrate", help="fit the evidential fusion's reliability table for the configured verifier backend"
+    )
+    _survey_arguments(p)
+    p.add_argument(
+        "--merge", action="store_true", help="keep the other backends' tables of an existing --out file"
+    )
+    p.set_defaults(func=_checked(_cmd_calibrate))
+    p = subparsers.add_parser("visibility", help="fit the uncertainty next-best-view's visibility model")
+    _survey_arguments(p)
+    p.set_defaults(func=_checked(_cmd_visibility))
+
+
+def _checked(command: Any) -> Any:
+    def run(args: argparse.Namespace) -> int:
+        args.split = args.split or ["train"]
+        return int(command(args))
+
+    return run
+
+
+__all__ = ["add_evidence_subcommands", "dataset_origin"]
