@@ -131,6 +131,37 @@ def test_ros_episodes_equal_in_process_episodes(ros_executor, node_process, micr
     verifier.assert_running()
 
 
+def test_evidential_episodes_over_ros_equal_in_process_ones(ros_executor, node_process, micro_root) -> None:
+    """The evidential fusion with the uncertainty next-best-view: same decisions (UNDECIDED included), same
+    probability and opinions, same unverified attributes over DDS as in-process."""
+    params = {
+        "verifier.backend": "noisy_oracle",
+        "verifier.noise.error_rate": 0.1,
+        "verifier.dataset_root": micro_root,
+        "agent.fusion": "evidential",
+        "agent.nbv": "uncertainty",
+    }
+    _start_sim(node_process, micro_root)
+    verifier = _start_verifier(node_process, params)
+    client = ros_executor.spin_new("episode_client", RosEpisodeClient)
+    client.wait_for_servers(timeout_s=30.0)
+    records, env, factory = _in_process(micro_root, params)
+    for index in range(len(records)):
+        run = client.run(EpisodeRequest(index=index))
+        session, trace, summary = run_env_episode(env, index, factory, episode_key=run.start.episode_key)
+        _assert_same_episode(run, summary, trace)
+        verdict = run.verdict
+        assert summary.probability is not None
+        assert verdict.probability == pytest.approx(summary.probability, abs=1e-12)
+        assert list(verdict.unverified_attributes) == list(summary.unverified)
+        assert [v for a in verdict.attributes for v in (a.belief, a.disbelief, a.uncertainty)] == pytest.approx(
+            [v for row in trace.entries[-1].step.attributes for v in (row.belief, row.disbelief, row.uncertainty)],
+            abs=1e-6,
+        )
+        assert [bool(r.abstained) for r in verdict.transcript] == [e.step.abstained for e in trace.entries]
+    verifier.assert_running()
+
+
 def test_classical_default_completes_real_episodes(ros_executor, node_process, micro_root) -> None:
     _start_sim(node_process, micro_root)
     verifier = _start_verifier(node_process, {})

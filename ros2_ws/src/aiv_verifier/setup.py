@@ -17,7 +17,7 @@ setup(
         (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.xml")),
     ],
     # Prompt templates are loaded by path at run time, so they ship inside the Python package.
-    package_data={PACKAGE: ["prompts/*.txt"]},
+    package_data={PACKAGE: ["prompts/*.txt", "evidence_tables/*.json"]},
     install_requires=["setuptools"],
     zip_safe=True,
     maintainer="AIV team",

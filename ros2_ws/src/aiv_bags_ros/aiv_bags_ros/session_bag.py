@@ -22,7 +22,9 @@ its effective request id) on ``requests`` and every step (move request, outcome,
 The project's own message definitions are registered in the rosbags typestore from the ``.msg``/``.action``
 files the interface package installs (found through the ament index), so the writer embeds their full text
 (nested types included) in the bag: mcap schema records, sqlite3 ``message_definitions``. Any reader that
-honours those (rosbags, ``mcap`` + ``mcap-ros2-support``) decodes them without this workspace.
+honours those (rosbags, ``mcap`` + ``mcap-ros2-support``) decodes them without this workspace. The reader
+relies on them too: a bag recorded before a project message changed is decoded with the definition it stores
+(:mod:`.message_upgrade`).
 """
 
 from __future__ import annotations

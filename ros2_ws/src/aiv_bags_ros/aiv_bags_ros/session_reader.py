@@ -5,6 +5,10 @@ wrong: a directory that is not a closed bag (a killed recording), a bag rosbags 
 short, a missing topic, a topic of another or an unknown type, an image the verifier cannot use, a frame
 stamp that repeats or goes backwards, a request without a verdict, a step naming a frame that is not there.
 
+A bag recorded before a project message gained fields stores the older layout with its definition; such
+messages are decoded with that stored definition and copied into the current classes (:mod:`.message_upgrade`).
+Bags whose stored definitions are the installed ones are decoded by rclpy directly, as always.
+
 Two passes keep memory to one episode's frames: the first reads the small messages (requests, verdicts),
 the second keeps only the frames a transcript names.
 """
@@ -17,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from rclpy.serialization import deserialize_message
 from rosbags.rosbag2 import Reader
+from rosbags.typesys.store import Typestore
 
+from .message_upgrade import ConnectionDecoder, MessageUpgradeError
 from .recorder import message_class
 from .session_bag import (
     ROLES,
@@ -135,13 +140,29 @@ class _Messages:
                 )
 
 
-def _decode(path: Path, topic: str, role: str, raw: bytes) -> Any:
-    try:
-        return deserialize_message(raw, message_class(ROLES_BY_NAME[role].msgtype))
-    except Exception as error:
-        raise _bag_error(
-            path, f"a message does not decode as {ROLES_BY_NAME[role].msgtype}: {error}", topic
-        ) from error
+class _Decoders:
+    """Each role's :class:`~.message_upgrade.ConnectionDecoder`, made when the role is first decoded: rclpy
+    directly where the bag stores the installed definition, else the stored definition and an upgrade."""
+
+    def __init__(self, path: Path, connections: dict[str, Any], store: Typestore) -> None:
+        self.path, self.connections, self.store = path, connections, store
+        self.decoders: dict[str, ConnectionDecoder] = {}
+
+    def decode(self, role: str, raw: bytes) -> Any:
+        connection = self.connections[role]
+        msgtype = ROLES_BY_NAME[role].msgtype
+        try:
+            decoder = self.decoders.get(role)
+            if decoder is None:
+                decoder = ConnectionDecoder(msgtype, connection.msgdef, message_class(msgtype), self.store)
+                self.decoders[role] = decoder
+            return decoder(raw)
+        except MessageUpgradeError as error:
+            raise _bag_error(self.path, str(error), connection.topic) from error
+        except Exception as error:
+            raise _bag_error(
+                self.path, f"a message does not decode as {msgtype}: {error}", connection.topic
+            ) from error
 
 
 def stored_verifier_parameters(path: Path) -> str:
@@ -188,12 +209,13 @@ def read_session(
                     path, "missing (no messages); the verifier configuration needs it", topics[role_name]
                 )
         messages = _Messages(path, reader, connections)
+        decoders = _Decoders(path, connections, store)
 
         goals: dict[str, Any] = {}
         verdicts: dict[str, Any] = {}
         order: list[str] = []
         for role, raw in messages.read(["requests", "verdicts"]):
-            message = _decode(path, topics[role], role, raw)
+            message = decoders.decode(role, raw)
             if role == "requests":
                 if message.request_id not in goals:
                     order.append(message.request_id)
@@ -243,7 +265,7 @@ def read_session(
             last[role] = stamp
             if stamp not in wanted or role == "camera_info":
                 continue
-            message = _decode(path, topics[role], role, raw)
+            message = decoders.decode(role, raw)
             for episode in wanted[stamp]:
                 setattr(episode.frames[stamp], role, message)
         for episode in episodes:

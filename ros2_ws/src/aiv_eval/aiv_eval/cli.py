@@ -26,6 +26,7 @@ from pathlib import Path
 
 from .analysis_cli import add_analysis_subcommands, run_command
 from .evidence.cli import add_evidence_subcommands
+from .evidence.trust_table import add_trust_table_subcommand
 from .interchange.cli import add_interchange_subcommands
 from .llm_bench import add_llm_bench_subcommand
 from .model_bench import add_bench_models_subcommand
@@ -65,10 +66,31 @@ def _sweep_suffix(combination: Sequence[tuple[str, str]]) -> str:
     return safe_run_name("_".join(f"{name.rsplit('.', 1)[-1]}-{value}" for name, value in combination))
 
 
+def check_evidence_tables(spec: EvalSpec) -> None:
+    """Load the calibration (and visibility) file the configuration uses, as the verifier will at start-up."""
+    from aiv_verifier.agent.factory import ConfigError, build_evidence, build_visibility
+    from aiv_verifier.agent.settings import AgentSettings
+    from aiv_verifier.core.nbv import UNCERTAINTY_NBV
+
+    from .identity import evidence_in_use
+
+    if not evidence_in_use(spec.agent_flat()):
+        return
+    config = spec.agent_config()
+    try:
+        settings = AgentSettings.from_mapping(config.get("agent", {}))
+        build_evidence(config, settings)
+        if settings.nbv == UNCERTAINTY_NBV:
+            build_visibility(settings)
+    except (ConfigError, ValueError) as error:
+        raise SpecError(str(error)) from None
+
+
 def _run_one(spec: EvalSpec, mode: str, record_bags: bool = False) -> tuple[Path, bool]:
     """Run one configuration; returns the run dir and whether every episode got an answer."""
     if record_bags and mode != "ros":
         raise SpecError("--record-bags records what crosses DDS: it needs --mode ros")
+    check_evidence_tables(spec)  # a bad calibration or visibility file stops both modes before anything runs
     if mode == "inprocess":
         from .in_process import run_in_process
 
@@ -182,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench_models_subcommand(sub)
     add_analysis_subcommands(sub)
     add_evidence_subcommands(sub)
+    add_trust_table_subcommand(sub)
     add_interchange_subcommands(sub)
     return parser
 

@@ -12,7 +12,8 @@ Exit codes (what a grasp script branches on):
 ====  ===============================================================================================
 0     YES: this is the described object; grasp it
 1     NO: it is not
-3     UNDECIDED: the verifier could not decide (the benchmark scores it as NO)
+3     UNDECIDED: the evidence could not settle it (evidential fusion); the attributes no view could verify
+      are printed ("could not verify: shoulder straps, front pocket"); do not grasp
 4     FAILED: no answer (a move or frame failed, the robot faulted, the goal was refused or cancelled);
       the reason is printed
 5     no verifier: no VerifyInstance server, or no verdict within ``--timeout``
@@ -31,6 +32,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
+import re
 import sys
 import threading
 import uuid
@@ -162,21 +165,56 @@ def format_step(report: StepReport) -> str:
 
 
 def format_verdict(verdict: Verdict) -> list[str]:
-    """The answer and its reasons, one line each."""
+    """The answer and its reasons, one line each.
+
+    With the evidential fusion the first line gives the probability that this is the described object (the
+    confidence of the reference fusions is a vote count, not a probability), and a line names what no view
+    could verify: "could not verify: shoulder straps, front pocket"."""
     name = DECISION_NAMES.get(verdict.decision, str(verdict.decision))
+    probability = float(getattr(verdict, "probability", math.nan))
+    sureness = (
+        f"probability {probability:.2f} that it is the described object"
+        if math.isfinite(probability)
+        else f"confidence {verdict.confidence:.2f}"
+    )
     lines = [
-        f"{name} (confidence {verdict.confidence:.2f}, {verdict.steps} steps, views from sectors "
+        f"{name} ({sureness}, {verdict.steps} steps, views from sectors "
         f"{list(verdict.visited_sectors)}, stop: {verdict.stop_reason or '-'})"
     ]
     if verdict.decision == Verdict.DECISION_FAILED:
         lines.append(f"  reason: {verdict.failure_reason or 'none given'}")
+    unverified = list(getattr(verdict, "unverified_attributes", ()))
+    if unverified:
+        phrases = {row.name: row.evidence_phrase for row in verdict.attributes}
+        lines.append("  could not verify: " + ", ".join(_claim_words(phrases.get(name, name)) for name in unverified))
     for row in verdict.attributes:
         reason = f" -- {row.last_reason}" if row.last_reason else ""
+        opinion = ""
+        if math.isfinite(float(getattr(row, "belief", math.nan))):
+            opinion = f", belief {row.belief:.2f} / disbelief {row.disbelief:.2f} / uncertainty {row.uncertainty:.2f}"
         lines.append(
             f"  {row.name} ({row.evidence_phrase!r}): {STATE_NAMES.get(row.state, '?')}, "
-            f"votes {row.votes_matched:.1f} yes / {row.votes_contradicted:.1f} no{reason}"
+            f"votes {row.votes_matched:.1f} yes / {row.votes_contradicted:.1f} no{opinion}{reason}"
         )
     return lines
+
+
+_COLOUR_LEAD = re.compile(r"^(?:an?\s+|the\s+)?", re.IGNORECASE)
+
+
+def _claim_words(phrase: str) -> str:
+    """What a claim is about, for people: the evidence phrase without its article and colour words ("blue
+    shoulder straps" -> "shoulder straps"); the phrase itself when nothing is left."""
+    words = _COLOUR_LEAD.sub("", phrase.strip()).split()
+    kept = [word for word in words if word.lower() not in _COLOUR_WORDS]
+    return " ".join(kept) or phrase
+
+
+#: Colour words a person's description leads a part with; dropped when naming what could not be verified.
+_COLOUR_WORDS = frozenset(
+    "red orange yellow green blue purple pink brown black white grey gray silver gold beige navy teal "
+    "turquoise maroon cream tan olive light dark bright pale".split()
+)
 
 
 def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:

@@ -200,9 +200,18 @@ def load_calibration(path: str | Path) -> CalibrationFile:
         model_data = entry.get("target_model")
         if not isinstance(model_data, Mapping):
             raise EvidenceFileError(f"{where}.target_model must be an object")
+        kind_rates = model_data.get("kind_fails_rates", {})
+        if not isinstance(kind_rates, Mapping) or any(kind not in EVIDENCE_KINDS for kind in kind_rates):
+            raise EvidenceFileError(
+                f"{where}.target_model.kind_fails_rates must map claim kinds ({list(EVIDENCE_KINDS)}) to rates"
+            )
         try:
             model = TargetModel(
-                **{name: _number(f"{where}.target_model.{name}", model_data.get(name)) for name in _MODEL_FIELDS}
+                **{name: _number(f"{where}.target_model.{name}", model_data.get(name)) for name in _MODEL_FIELDS},
+                kind_fails_rates={
+                    str(kind): _number(f"{where}.target_model.kind_fails_rates.{kind}", rate)
+                    for kind, rate in kind_rates.items()
+                },
             )
             table = ReliabilityTable(cells, _number(f"{where}.evidence_scale", entry.get("evidence_scale", 1.0)))
         except ValueError as error:
@@ -234,7 +243,10 @@ def calibration_document(
         ]
         out["backends"][key] = {
             "evidence_scale": table.evidence_scale,
-            "target_model": {name: getattr(model, name) for name in _MODEL_FIELDS},
+            "target_model": {
+                **{name: getattr(model, name) for name in _MODEL_FIELDS},
+                "kind_fails_rates": dict(sorted(model.kind_fails_rates.items())),
+            },
             **dict(extra),
             "cells": cells,
         }

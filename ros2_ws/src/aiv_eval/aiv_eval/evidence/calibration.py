@@ -73,6 +73,10 @@ def reliability_cells(pairs: Iterable[SurveyPair]) -> dict[tuple[str, str], Reli
     }
 
 
+#: A claim kind gets its own fails rate with at least this many claims of it in same-category look-alikes.
+MIN_KIND_CLAIMS = 30
+
+
 def fit_target_model(pairs: Sequence[SurveyPair]) -> TargetModel:
     total = len(pairs)
     if total == 0:
@@ -81,31 +85,59 @@ def fit_target_model(pairs: Sequence[SurveyPair]) -> TargetModel:
     others = [pair for pair in pairs if pair.label != 1]
     other_category = sum(pair.pair_type == "neg_diff" for pair in others)
     same = [pair for pair in others if pair.pair_type == "neg_same"]
-    failing = [(len(pair.claims), sum(value is False for value in pair.holds.values())) for pair in same]
-    indistinguishable = sum(k == 0 for _, k in failing)
-    distinct = [(n, k) for n, k in failing if k > 0 and n > 0]
-    rho = _fit_rho(distinct)
+    # per look-alike: its claims' kinds and whether each fails
+    samples = [
+        [(kind, pair.holds.get(name) is False) for name, kind, _ in pair.claims] for pair in same if pair.claims
+    ]
+    indistinguishable = sum(not any(fails for _, fails in sample) for sample in samples)
+    distinct = [sample for sample in samples if any(fails for _, fails in sample)]
+    overall = _fit_rates(distinct, {})[""]
+    counts: dict[str, int] = defaultdict(int)
+    for sample in distinct:
+        for kind, _ in sample:
+            counts[kind] += 1
+    kinds = sorted(kind for kind, count in counts.items() if count >= MIN_KIND_CLAIMS)
+    rates = _fit_rates(distinct, dict.fromkeys(kinds, overall)) if kinds else {"": overall}
     return TargetModel(
         target_share=min(max(positives / total, 1e-3), 1 - 1e-3),
         other_category_share=other_category / len(others) if others else 0.5,
-        indistinguishable_share=min(indistinguishable / len(same), 0.999) if same else 0.0,
-        claim_fails_rate=rho,
+        indistinguishable_share=min(indistinguishable / len(samples), 0.999) if samples else 0.0,
+        claim_fails_rate=rates.pop("", overall),
+        kind_fails_rates=rates,
     )
 
 
-def _fit_rho(samples: Sequence[tuple[int, int]]) -> float:
-    """ML estimate of ρ for 'each of n claims fails with ρ, at least one fails' from (n, k) samples."""
+_GRID = tuple(step / 400.0 for step in range(2, 399))
+
+
+def _fit_rates(samples: Sequence[Sequence[tuple[str, bool]]], kinds: dict[str, float]) -> dict[str, float]:
+    """Maximum-likelihood fails rates for 'each claim fails independently with its kind's rate (the overall
+    rate for other kinds), at least one fails', by coordinate ascent on a grid; key "" is the overall rate."""
     if not samples:
-        return 0.2
-    best, best_ll = 0.2, -math.inf
-    for step in range(1, 200):
-        rho = step / 200.0
-        ll = sum(
-            k * math.log(rho) + (n - k) * math.log1p(-rho) - math.log1p(-((1 - rho) ** n)) for n, k in samples
-        )
-        if ll > best_ll:
-            best, best_ll = rho, ll
-    return best
+        return {"": 0.2, **kinds}
+    rates = {"": 0.2, **kinds}
+
+    def log_likelihood() -> float:
+        total = 0.0
+        for sample in samples:
+            none_fail = 0.0
+            for kind, fails in sample:
+                rho = rates.get(kind, rates[""])
+                total += math.log(rho) if fails else math.log1p(-rho)
+                none_fail += math.log1p(-rho)
+            total -= math.log1p(-math.exp(none_fail))
+        return total
+
+    for _ in range(3):
+        for key in list(rates):
+            best, best_ll = rates[key], -math.inf
+            for value in _GRID:
+                rates[key] = value
+                ll = log_likelihood()
+                if ll > best_ll:
+                    best, best_ll = value, ll
+            rates[key] = best
+    return rates
 
 
 def _ledger_probability(

@@ -25,7 +25,7 @@ from aiv_verifier.evidence_tables import (
 
 from ..spec import EvalSpec, SpecError
 from .calibration import fit_backend
-from .survey import SurveyPair, SurveySource, survey_pairs
+from .survey import SurveyPair, SurveySource, pair_from_json, pair_to_json, survey_pairs
 from .visibility_fit import visibility_rows
 
 
@@ -47,6 +47,32 @@ def dataset_origin(root: Path, split: str, pairs: int) -> FittedOn:
 
 
 def _survey(args: argparse.Namespace, params: str, overrides: list[str]) -> tuple[list[SurveyPair], list[FittedOn], str]:
+    if args.from_survey:
+        return _load_survey(Path(args.from_survey))
+    pairs, fitted, key = _run_survey(args, params, overrides)
+    if args.save_survey:
+        document = {
+            "key": key,
+            "fitted_on": [item.to_dict() for item in fitted],
+            "pairs": [pair_to_json(pair) for pair in pairs],
+        }
+        Path(args.save_survey).write_text(json.dumps(document), encoding="utf-8")
+    return pairs, fitted, key
+
+
+def _load_survey(path: Path) -> tuple[list[SurveyPair], list[FittedOn], str]:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        pairs = [pair_from_json(item) for item in document["pairs"]]
+        fitted = [FittedOn(**item) for item in document["fitted_on"]]
+        return pairs, fitted, str(document["key"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise SpecError(f"--from-survey {path}: not a survey written by --save-survey: {error}") from None
+
+
+def _run_survey(
+    args: argparse.Namespace, params: str, overrides: list[str]
+) -> tuple[list[SurveyPair], list[FittedOn], str]:
     pairs: list[SurveyPair] = []
     fitted: list[FittedOn] = []
     key = ""
@@ -127,7 +153,11 @@ def _cmd_visibility(args: argparse.Namespace) -> int:
 def _survey_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("params", help="params YAML with offline_sim / verifier / evaluator sections")
     parser.add_argument(
-        "--dataset", action="append", required=True, help="synthetic dataset with privileged_gt/ (repeatable)"
+        "--dataset", action="append", default=[], help="synthetic dataset with privileged_gt/ (repeatable)"
+    )
+    parser.add_argument("--save-survey", default=None, help="also write the surveyed answers to this JSON file")
+    parser.add_argument(
+        "--from-survey", default=None, help="fit from a file written by --save-survey instead of surveying"
     )
     parser.add_argument(
         "--split", action="append", default=None, help="split(s) to survey (default: train; repeatable)"
@@ -154,6 +184,8 @@ def add_evidence_subcommands(subparsers: argparse._SubParsersAction[argparse.Arg
 def _checked(command: Any) -> Any:
     def run(args: argparse.Namespace) -> int:
         args.split = args.split or ["train"]
+        if not args.dataset and not args.from_survey:
+            raise SpecError("name at least one --dataset (or --from-survey)")
         return int(command(args))
 
     return run

@@ -187,4 +187,57 @@ def survey_pairs(
         yield SurveyPair(index, pair.pair_type, pair.label, claims, tuple(views))
 
 
-__all__ = ["SurveyAnswer", "SurveyPair", "SurveySource", "SurveyView", "survey_pairs"]
+def pair_to_json(pair: SurveyPair) -> dict[str, Any]:
+    """A surveyed pair as JSON (``aiv-eval calibrate --save-survey``), so a fit can be redone without the
+    verifier."""
+    return {
+        "index": pair.index,
+        "pair_type": pair.pair_type,
+        "label": pair.label,
+        "claims": [list(claim) for claim in pair.claims],
+        "views": [
+            {
+                "sector": view.sector,
+                "view_type": view.view_type,
+                "quality": view.quality,
+                "weight": view.weight,
+                "answers": [
+                    [a.name, a.kind, a.hint, a.answer.value, a.about_object, a.holds, a.visible] for a in view.answers
+                ],
+            }
+            for view in pair.views
+        ],
+    }
+
+
+def pair_from_json(data: Mapping[str, Any]) -> SurveyPair:
+    return SurveyPair(
+        index=int(data["index"]),
+        pair_type=str(data["pair_type"]),
+        label=int(data["label"]),
+        claims=tuple((str(a), str(b), str(c)) for a, b, c in data["claims"]),
+        views=tuple(
+            SurveyView(
+                sector=int(view["sector"]),
+                view_type=str(view["view_type"]),
+                quality=str(view["quality"]),
+                weight=float(view["weight"]),
+                answers=tuple(
+                    SurveyAnswer(str(n), str(k), str(h), Decision(a), bool(o), t if t is None else bool(t), bool(v))
+                    for n, k, h, a, o, t, v in view["answers"]
+                ),
+            )
+            for view in data["views"]
+        ),
+    )
+
+
+__all__ = [
+    "SurveyAnswer",
+    "SurveyPair",
+    "SurveySource",
+    "SurveyView",
+    "pair_from_json",
+    "pair_to_json",
+    "survey_pairs",
+]

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .types import Decision
@@ -263,42 +263,54 @@ class TargetModel:
 
     ``target_share`` π: how often the object in view is the described one; ``other_category_share`` γ: of
     the others, how many are another category; ``indistinguishable_share`` ζ: of same-category others, how
-    many no claim of the query tells apart; ``claim_fails_rate`` ρ: for the rest, how likely each claim is to
-    be one they differ in.
+    many no claim of the query tells apart; ``claim_fails_rate`` ρ: for the rest, how likely a claim is to be
+    one they differ in, per claim kind in ``kind_fails_rates`` where the data had enough claims of that kind
+    (look-alikes differ more often in a colour than in a material), else this overall rate.
     """
 
     target_share: float = 1.0 / 3.0
     other_category_share: float = 0.5
     indistinguishable_share: float = 0.0
     claim_fails_rate: float = 0.2
+    kind_fails_rates: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _check_rate("target_share", self.target_share, low_open=True, high_open=True)
         _check_rate("other_category_share", self.other_category_share)
         _check_rate("indistinguishable_share", self.indistinguishable_share, high_open=True)
         _check_rate("claim_fails_rate", self.claim_fails_rate, low_open=True)
+        for kind, rate in self.kind_fails_rates.items():
+            _check_rate(f"kind_fails_rates[{kind}]", rate, low_open=True, high_open=True)
 
     def with_target_share(self, share: float) -> TargetModel:
-        return TargetModel(share, self.other_category_share, self.indistinguishable_share, self.claim_fails_rate)
+        return replace(self, target_share=share)
 
-    def same_category_ratio(self, odds: Sequence[float]) -> float:
+    def fails_rate(self, kind: str) -> float:
+        return self.kind_fails_rates.get(kind, self.claim_fails_rate)
+
+    def same_category_ratio(self, odds: Sequence[float], kinds: Sequence[str] | None = None) -> float:
         """R_same: likelihood of the evidence under 'a same-category look-alike' over under 'the target'."""
         n = len(odds)
         if n == 0:
             return 1.0
-        rho = self.claim_fails_rate
+        rates = [self.fails_rate(kind) for kind in kinds] if kinds is not None else [self.claim_fails_rate] * n
+        if len(rates) != n:
+            raise ValueError(f"{n} claims but {len(rates)} claim kinds")
         inverse = [1.0 / value for value in odds]
-        if rho < 1e-9:
+        if max(rates) < 1e-9:
             distinct = sum(inverse) / n  # the limit rho -> 0: exactly one claim fails, uniformly chosen
         else:
-            product = math.prod((1.0 - rho) + rho * value for value in inverse)
-            none_fail = (1.0 - rho) ** n
+            product = math.prod((1.0 - rho) + rho * value for rho, value in zip(rates, inverse, strict=True))
+            none_fail = math.prod(1.0 - rho for rho in rates)
             distinct = max(0.0, product - none_fail) / (1.0 - none_fail)
         zeta = self.indistinguishable_share
         return zeta + (1.0 - zeta) * distinct
 
-    def probability(self, odds: Sequence[float], category_odds: float = 1.0) -> float:
-        """P(this is the described object | evidence) from each claim's Λ and the category's."""
+    def probability(
+        self, odds: Sequence[float], category_odds: float = 1.0, kinds: Sequence[str] | None = None
+    ) -> float:
+        """P(this is the described object | evidence) from each claim's Λ (of the given kinds) and the
+        category's."""
         for value in (*odds, category_odds):
             if not value > 0 or math.isinf(value):
                 raise ValueError(f"evidence odds must be finite and > 0, got {value}")
@@ -306,18 +318,19 @@ class TargetModel:
         gamma = self.other_category_share
         terms = []
         if gamma < 1.0:
-            terms.append(math.log1p(-gamma) + _safe_log(self.same_category_ratio(odds)))
+            terms.append(math.log1p(-gamma) + _safe_log(self.same_category_ratio(odds, kinds)))
         if gamma > 0.0:
             terms.append(math.log(gamma) + log_diff)
         log_alternative = _logsumexp(terms) + math.log1p(-self.target_share)
         log_target = math.log(self.target_share)
         return 1.0 / (1.0 + math.exp(min(700.0, log_alternative - log_target)))
 
-    def claim_base_rate(self) -> float:
-        """Prior probability that one claim of the query holds for the object in view."""
+    def claim_base_rate(self, kind: str = "") -> float:
+        """Prior probability that one claim (of ``kind``) of the query holds for the object in view."""
         pi, gamma = self.target_share, self.other_category_share
         same = (1.0 - pi) * (1.0 - gamma)
-        return pi + same * (1.0 - (1.0 - self.indistinguishable_share) * self.claim_fails_rate)
+        rho = self.fails_rate(kind) if kind else self.claim_fails_rate
+        return pi + same * (1.0 - (1.0 - self.indistinguishable_share) * rho)
 
 
 def _safe_log(value: float) -> float:

@@ -196,7 +196,9 @@ class EvidenceLedger:
                 category.against + more[1],
                 category.judged or sum(more) > 0,
             )
-        probability = self.model.probability([claim.odds for claim in claims], category.odds)
+        probability = self.model.probability(
+            [claim.odds for claim in claims], category.odds, [claim.kind for claim in claims]
+        )
         return EvidenceSummary(probability, tuple(claims), category)
 
     def probability(self) -> float:

@@ -95,9 +95,9 @@ class _ClaimStake:
 def _claim_stakes(ledger: EvidenceLedger) -> list[_ClaimStake]:
     summary = ledger.summary()
     base = summary.probability
-    holds_prior = ledger.model.claim_base_rate()
     stakes = []
     for item, claim in zip(ledger.items, summary.claims, strict=True):
+        holds_prior = ledger.model.claim_base_rate(item.kind)
         cell = ledger.table.cell(item.kind, "")
         decisive = cell.holds.yes + cell.holds.no + cell.fails.yes + cell.fails.no
         decisive_rate = decisive / cell.total if cell.total else 0.0
