@@ -27,9 +27,21 @@ PARAMS = REPO / "ros2_ws" / "src" / "aiv_verifier" / "config" / "offline_eval.ya
 @pytest.fixture(scope="module")
 def calibration(micro_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("calibration") / "calibration.json"
-    for backend in (["verifier.verifier.backend=oracle"], ["verifier.verifier.backend=noisy_oracle",
-                                                            "verifier.verifier.noise.error_rate=0.1"]):
-        args = ["calibrate", str(PARAMS), "--dataset", str(micro_root), "--split", "val", "--out", str(out), "--merge"]
+    for backend in (
+        ["verifier.verifier.backend=oracle"],
+        ["verifier.verifier.backend=noisy_oracle", "verifier.verifier.noise.error_rate=0.1"],
+    ):
+        args = [
+            "calibrate",
+            str(PARAMS),
+            "--dataset",
+            str(micro_root),
+            "--split",
+            "val",
+            "--out",
+            str(out),
+            "--merge",
+        ]
         for item in backend:
             args += ["--set", item]
         assert aiv_eval(args) == 0
@@ -108,7 +120,10 @@ def test_a_reference_run_writes_no_evidence(micro_root: Path, tmp_path: Path) ->
     [
         ("{not json", "not valid JSON"),
         ('{"format": "something else", "version": 1}', "'format' must be"),
-        ('{"format": "aiv-evidence-calibration", "version": 1, "fitted_on": [], "backends": {}}', "fitted_on"),
+        (
+            '{"format": "aiv-evidence-calibration", "version": 1, "fitted_on": [], "backends": {}}',
+            "fitted_on",
+        ),
     ],
 )
 def test_a_bad_calibration_file_is_one_line_and_exit_code_2(

@@ -46,6 +46,24 @@ def test_the_verdict_lines_give_the_answer_and_its_reasons() -> None:
     assert failed[0].startswith("FAILED") and failed[1] == "  reason: the camera stopped"
 
 
+def test_an_undecided_verdict_names_what_could_not_be_verified() -> None:
+    verdict = Verdict(decision=Verdict.DECISION_UNDECIDED, steps=6, stop_reason="final", probability=0.41)
+    verdict.unverified_attributes = ["strap_color", "pocket_color"]
+    verdict.attributes = [
+        AttributeState(name="color", evidence_phrase="orange", claim_kind="main_colour", belief=0.8, disbelief=0.0,
+                       uncertainty=0.2, state=AttributeState.STATE_MATCHED, votes_matched=1.0),
+        AttributeState(name="strap_color", evidence_phrase="blue shoulder straps", claim_kind="part_colour",
+                       belief=0.0, disbelief=0.0, uncertainty=1.0),
+        AttributeState(name="pocket_color", evidence_phrase="a green front pocket", claim_kind="part_colour",
+                       belief=0.0, disbelief=0.0, uncertainty=1.0),
+    ]  # fmt: skip
+    lines = format_verdict(verdict)
+    assert lines[0].startswith("UNDECIDED (probability 0.41 that it is the described object, 6 steps")
+    assert lines[1] == "  could not verify: shoulder straps, front pocket"
+    assert "belief 0.80 / disbelief 0.00 / uncertainty 0.20" in lines[2]
+    assert EXIT_CODES[verdict.decision] == 3
+
+
 def test_a_bad_command_line_exits_2() -> None:
     assert main([]) == 2
     assert main(["a mug", "--budget", "-1"]) == 2

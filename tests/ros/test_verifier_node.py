@@ -148,14 +148,20 @@ def test_evidential_episodes_over_ros_equal_in_process_ones(ros_executor, node_p
     records, env, factory = _in_process(micro_root, params)
     for index in range(len(records)):
         run = client.run(EpisodeRequest(index=index))
-        session, trace, summary = run_env_episode(env, index, factory, episode_key=run.start.episode_key)
+        _session, trace, summary = run_env_episode(env, index, factory, episode_key=run.start.episode_key)
         _assert_same_episode(run, summary, trace)
         verdict = run.verdict
         assert summary.probability is not None
         assert verdict.probability == pytest.approx(summary.probability, abs=1e-12)
         assert list(verdict.unverified_attributes) == list(summary.unverified)
-        assert [v for a in verdict.attributes for v in (a.belief, a.disbelief, a.uncertainty)] == pytest.approx(
-            [v for row in trace.entries[-1].step.attributes for v in (row.belief, row.disbelief, row.uncertainty)],
+        assert [
+            v for a in verdict.attributes for v in (a.belief, a.disbelief, a.uncertainty)
+        ] == pytest.approx(
+            [
+                v
+                for row in trace.entries[-1].step.attributes
+                for v in (row.belief, row.disbelief, row.uncertainty)
+            ],
             abs=1e-6,
         )
         assert [bool(r.abstained) for r in verdict.transcript] == [e.step.abstained for e in trace.entries]

@@ -36,12 +36,20 @@ RELIABLE = ReliabilityCell(AnswerCounts(900, 10, 90), AnswerCounts(10, 900, 90))
 COIN = ReliabilityCell(AnswerCounts(400, 400, 200), AnswerCounts(400, 400, 200))
 
 
-def table(cell: ReliabilityCell = RELIABLE, kinds=("main_colour", "part_colour", "category")) -> ReliabilityTable:
+def table(
+    cell: ReliabilityCell = RELIABLE, kinds=("main_colour", "part_colour", "category")
+) -> ReliabilityTable:
     return ReliabilityTable({(kind, "large"): cell for kind in kinds})
 
 
-MODEL = TargetModel(target_share=1 / 3, other_category_share=0.5, indistinguishable_share=0.0, claim_fails_rate=0.2)
-ITEMS = [ClaimItem("body", "main_colour"), ClaimItem("strap", "part_colour"), ClaimItem("pocket", "part_colour")]
+MODEL = TargetModel(
+    target_share=1 / 3, other_category_share=0.5, indistinguishable_share=0.0, claim_fails_rate=0.2
+)
+ITEMS = [
+    ClaimItem("body", "main_colour"),
+    ClaimItem("strap", "part_colour"),
+    ClaimItem("pocket", "part_colour"),
+]
 
 
 def policy(accept=0.95, reject=0.05, cell=RELIABLE, **kwargs) -> EvidentialPolicy:
@@ -49,7 +57,9 @@ def policy(accept=0.95, reject=0.05, cell=RELIABLE, **kwargs) -> EvidentialPolic
 
 
 def view(ledger, pose, answers, quality="large", weight=1.0):
-    ledger.record(pose, [ClaimAnswer(name, answer) for name, answer in answers.items()], quality=quality, weight=weight)
+    ledger.record(
+        pose, [ClaimAnswer(name, answer) for name, answer in answers.items()], quality=quality, weight=weight
+    )
 
 
 def test_one_answer_projects_to_its_likelihood_ratio() -> None:
@@ -130,7 +140,9 @@ def test_answers_about_the_whole_object_count_once_per_view_as_category_evidence
     pol = policy()
     ledger = pol.new_ledger(ITEMS)
     ledger.record(
-        (0, "a"), [ClaimAnswer(name, N, about_object=True) for name in ("body", "strap", "pocket")], quality="large"
+        (0, "a"),
+        [ClaimAnswer(name, N, about_object=True) for name in ("body", "strap", "pocket")],
+        quality="large",
     )
     summary = ledger.summary()
     assert all(not claim.judged for claim in summary.claims)

@@ -57,7 +57,9 @@ def evidence_in_use(agent_flat: Mapping[str, Any]) -> bool:
 
 def evidence_table_identity(agent_flat: Mapping[str, Any]) -> dict[str, str]:
     """Content hashes of the calibration (and, for the uncertainty next-best-view, visibility) file used."""
-    calibration = resolve_table_path(str(agent_flat.get("verifier.calibration_file", "")), DEFAULT_CALIBRATION_FILE)
+    calibration = resolve_table_path(
+        str(agent_flat.get("verifier.calibration_file", "")), DEFAULT_CALIBRATION_FILE
+    )
     out = {"calibration": _file_digest(calibration)}
     if agent_flat.get("agent.nbv") == "uncertainty":
         visibility = resolve_table_path(

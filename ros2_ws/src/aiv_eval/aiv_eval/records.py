@@ -343,10 +343,13 @@ class EpisodeEvidence:
 
     def __post_init__(self) -> None:
         owner = "evidence"
-        object.__setattr__(self, "probability", _float_field(owner, "probability", self.probability, 0.0, 1.0))
+        object.__setattr__(
+            self, "probability", _float_field(owner, "probability", self.probability, 0.0, 1.0)
+        )
         object.__setattr__(self, "unverified", _str_tuple(owner, "unverified", self.unverified))
         claims = tuple(
-            item if isinstance(item, ClaimOpinion) else ClaimOpinion.from_json_dict(item) for item in self.claims
+            item if isinstance(item, ClaimOpinion) else ClaimOpinion.from_json_dict(item)
+            for item in self.claims
         )
         object.__setattr__(self, "claims", claims)
 

@@ -172,9 +172,12 @@ def format_verdict(verdict: Verdict) -> list[str]:
     could verify: "could not verify: shoulder straps, front pocket"."""
     name = DECISION_NAMES.get(verdict.decision, str(verdict.decision))
     probability = float(getattr(verdict, "probability", math.nan))
+    # An evidential verdict names each attribute's claim kind (the vote fusions leave it empty and the
+    # probability NaN; a message built without it reads 0.0, which must not pass for a probability).
+    evidential = any(getattr(row, "claim_kind", "") for row in verdict.attributes)
     sureness = (
         f"probability {probability:.2f} that it is the described object"
-        if math.isfinite(probability)
+        if evidential and math.isfinite(probability)
         else f"confidence {verdict.confidence:.2f}"
     )
     lines = [
@@ -186,11 +189,13 @@ def format_verdict(verdict: Verdict) -> list[str]:
     unverified = list(getattr(verdict, "unverified_attributes", ()))
     if unverified:
         phrases = {row.name: row.evidence_phrase for row in verdict.attributes}
-        lines.append("  could not verify: " + ", ".join(_claim_words(phrases.get(name, name)) for name in unverified))
+        lines.append(
+            "  could not verify: " + ", ".join(_claim_words(phrases.get(name, name)) for name in unverified)
+        )
     for row in verdict.attributes:
         reason = f" -- {row.last_reason}" if row.last_reason else ""
         opinion = ""
-        if math.isfinite(float(getattr(row, "belief", math.nan))):
+        if getattr(row, "claim_kind", "") and math.isfinite(float(getattr(row, "belief", math.nan))):
             opinion = f", belief {row.belief:.2f} / disbelief {row.disbelief:.2f} / uncertainty {row.uncertainty:.2f}"
         lines.append(
             f"  {row.name} ({row.evidence_phrase!r}): {STATE_NAMES.get(row.state, '?')}, "
@@ -212,8 +217,34 @@ def _claim_words(phrase: str) -> str:
 
 #: Colour words a person's description leads a part with; dropped when naming what could not be verified.
 _COLOUR_WORDS = frozenset(
-    "red orange yellow green blue purple pink brown black white grey gray silver gold beige navy teal "
-    "turquoise maroon cream tan olive light dark bright pale".split()
+    [
+        "red",
+        "orange",
+        "yellow",
+        "green",
+        "blue",
+        "purple",
+        "pink",
+        "brown",
+        "black",
+        "white",
+        "grey",
+        "gray",
+        "silver",
+        "gold",
+        "beige",
+        "navy",
+        "teal",
+        "turquoise",
+        "maroon",
+        "cream",
+        "tan",
+        "olive",
+        "light",
+        "dark",
+        "bright",
+        "pale",
+    ]
 )
 
 

@@ -48,7 +48,8 @@ OBJECT_CLAIM_VALUE = "object"
 
 #: Words that put a claim on one side of an object ("a logo on the back", "a front pocket").
 _VIEW_HINT = re.compile(
-    r"\b(front|back|rear|behind|side|sides|left|right|top|bottom|underside|underneath|inside)\b", re.IGNORECASE
+    r"\b(front|back|rear|behind|side|sides|left|right|top|bottom|underside|underneath|inside)\b",
+    re.IGNORECASE,
 )
 SIDED = "sided"
 ALL_ROUND = "all_round"

@@ -122,14 +122,18 @@ def _load_json(path: Path, expected_format: str) -> Mapping[str, Any]:
     if data.get("format") != expected_format:
         raise EvidenceFileError(f"{path}: 'format' must be {expected_format!r}, got {data.get('format')!r}")
     if data.get("version") != FORMAT_VERSION:
-        raise EvidenceFileError(f"{path}: 'version' {data.get('version')!r} is not supported ({FORMAT_VERSION})")
+        raise EvidenceFileError(
+            f"{path}: 'version' {data.get('version')!r} is not supported ({FORMAT_VERSION})"
+        )
     return data
 
 
 def _fitted_on(path: Path, data: Mapping[str, Any]) -> tuple[FittedOn, ...]:
     items = data.get("fitted_on")
     if not isinstance(items, list) or not items:
-        raise EvidenceFileError(f"{path}: 'fitted_on' must be a non-empty list of what the table was fitted on")
+        raise EvidenceFileError(
+            f"{path}: 'fitted_on' must be a non-empty list of what the table was fitted on"
+        )
     out = []
     for position, item in enumerate(items):
         where = f"{path}: fitted_on[{position}]"
@@ -143,7 +147,11 @@ def _fitted_on(path: Path, data: Mapping[str, Any]) -> tuple[FittedOn, ...]:
             raise EvidenceFileError(f"{where}.pairs must be an integer >= 0, got {pairs!r}")
         out.append(
             FittedOn(
-                str(item["source"]), str(item.get("preset", "") or ""), seed, str(item.get("split", "") or ""), pairs
+                str(item["source"]),
+                str(item.get("preset", "") or ""),
+                seed,
+                str(item.get("split", "") or ""),
+                pairs,
             )
         )
     return tuple(out)
@@ -187,7 +195,9 @@ def load_calibration(path: str | Path) -> CalibrationFile:
                 raise EvidenceFileError(f"{cell_where} must be an object")
             kind, quality = row.get("kind"), row.get("quality")
             if kind not in EVIDENCE_KINDS:
-                raise EvidenceFileError(f"{cell_where}.kind must be one of {list(EVIDENCE_KINDS)}, got {kind!r}")
+                raise EvidenceFileError(
+                    f"{cell_where}.kind must be one of {list(EVIDENCE_KINDS)}, got {kind!r}"
+                )
             if quality not in VIEW_QUALITIES:
                 raise EvidenceFileError(
                     f"{cell_where}.quality must be one of {list(VIEW_QUALITIES)}, got {quality!r}"
@@ -195,7 +205,8 @@ def load_calibration(path: str | Path) -> CalibrationFile:
             if (kind, quality) in cells:
                 raise EvidenceFileError(f"{cell_where}: ({kind}, {quality}) is listed twice")
             cells[(kind, quality)] = ReliabilityCell(
-                _counts(f"{cell_where}.holds", row.get("holds")), _counts(f"{cell_where}.fails", row.get("fails"))
+                _counts(f"{cell_where}.holds", row.get("holds")),
+                _counts(f"{cell_where}.fails", row.get("fails")),
             )
         model_data = entry.get("target_model")
         if not isinstance(model_data, Mapping):
@@ -207,13 +218,18 @@ def load_calibration(path: str | Path) -> CalibrationFile:
             )
         try:
             model = TargetModel(
-                **{name: _number(f"{where}.target_model.{name}", model_data.get(name)) for name in _MODEL_FIELDS},
+                **{
+                    name: _number(f"{where}.target_model.{name}", model_data.get(name))
+                    for name in _MODEL_FIELDS
+                },
                 kind_fails_rates={
                     str(kind): _number(f"{where}.target_model.kind_fails_rates.{kind}", rate)
                     for kind, rate in kind_rates.items()
                 },
             )
-            table = ReliabilityTable(cells, _number(f"{where}.evidence_scale", entry.get("evidence_scale", 1.0)))
+            table = ReliabilityTable(
+                cells, _number(f"{where}.evidence_scale", entry.get("evidence_scale", 1.0))
+            )
         except ValueError as error:
             raise EvidenceFileError(f"{where}: {error}") from None
         backends[str(key)] = BackendCalibration(table, model)

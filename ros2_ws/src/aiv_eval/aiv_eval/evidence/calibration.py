@@ -31,7 +31,24 @@ from aiv_verifier.core.types import Decision
 from .survey import SurveyPair, SurveyView
 
 #: Candidate evidence scales (the fit picks the one with the lowest log loss).
-EVIDENCE_SCALES: tuple[float, ...] = (0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0, 3.0, 5.0, 8.0)
+EVIDENCE_SCALES: tuple[float, ...] = (
+    0.1,
+    0.15,
+    0.2,
+    0.3,
+    0.4,
+    0.5,
+    0.6,
+    0.7,
+    0.85,
+    1.0,
+    1.2,
+    1.5,
+    2.0,
+    3.0,
+    5.0,
+    8.0,
+)
 #: Sampled episodes per pair for the evidence-scale fit, and the most views one may hold.
 EPISODES_PER_PAIR = 6
 MAX_VIEWS = 6
@@ -45,7 +62,9 @@ class FittedBackend:
     facts: dict[str, object]
 
 
-def _add(counts: dict[tuple[str, str], list[list[int]]], key: tuple[str, str], holds: bool, answer: Decision) -> None:
+def _add(
+    counts: dict[tuple[str, str], list[list[int]]], key: tuple[str, str], holds: bool, answer: Decision
+) -> None:
     row = counts.setdefault(key, [[0, 0, 0], [0, 0, 0]])[0 if holds else 1]
     row[{Decision.YES: 0, Decision.NO: 1, Decision.UNSURE: 2}[answer]] += 1
 
@@ -69,7 +88,8 @@ def reliability_cells(pairs: Iterable[SurveyPair]) -> dict[tuple[str, str], Reli
                 _add(counts, (answer.kind, view.quality), answer.holds, answer.answer)
             _add(counts, (CATEGORY_KIND, view.quality), same_category, object_verdict(view))
     return {
-        key: ReliabilityCell(AnswerCounts(*holds), AnswerCounts(*fails)) for key, (holds, fails) in counts.items()
+        key: ReliabilityCell(AnswerCounts(*holds), AnswerCounts(*fails))
+        for key, (holds, fails) in counts.items()
     }
 
 
@@ -87,7 +107,9 @@ def fit_target_model(pairs: Sequence[SurveyPair]) -> TargetModel:
     same = [pair for pair in others if pair.pair_type == "neg_same"]
     # per look-alike: its claims' kinds and whether each fails
     samples = [
-        [(kind, pair.holds.get(name) is False) for name, kind, _ in pair.claims] for pair in same if pair.claims
+        [(kind, pair.holds.get(name) is False) for name, kind, _ in pair.claims]
+        for pair in same
+        if pair.claims
     ]
     indistinguishable = sum(not any(fails for _, fails in sample) for sample in samples)
     distinct = [sample for sample in samples if any(fails for _, fails in sample)]
@@ -154,7 +176,9 @@ def _ledger_probability(
     return ledger.probability()
 
 
-def sampled_episodes(pairs: Sequence[SurveyPair], seed: int = SEED) -> list[tuple[SurveyPair, tuple[SurveyView, ...]]]:
+def sampled_episodes(
+    pairs: Sequence[SurveyPair], seed: int = SEED
+) -> list[tuple[SurveyPair, tuple[SurveyView, ...]]]:
     rng = random.Random(seed)
     episodes = []
     for pair in pairs:
@@ -182,7 +206,9 @@ def fit_backend(pairs: Sequence[SurveyPair]) -> FittedBackend:
     losses: dict[float, float] = {}
     for scale in EVIDENCE_SCALES:
         table = ReliabilityTable(cells, scale)
-        losses[scale] = log_loss([_ledger_probability(pair, views, table, model) for pair, views in episodes], labels)
+        losses[scale] = log_loss(
+            [_ledger_probability(pair, views, table, model) for pair, views in episodes], labels
+        )
     scale = min(losses, key=lambda value: (losses[value], value))
     facts: dict[str, object] = {
         "pairs": len(pairs),

@@ -46,9 +46,21 @@ def dataset_origin(root: Path, split: str, pairs: int) -> FittedOn:
     )
 
 
-def _survey(args: argparse.Namespace, params: str, overrides: list[str]) -> tuple[list[SurveyPair], list[FittedOn], str]:
+def _survey(
+    args: argparse.Namespace, params: str, overrides: list[str]
+) -> tuple[list[SurveyPair], list[FittedOn], str]:
+    if args.bags:
+        return _bag_survey(args, params, overrides)
     if args.from_survey:
-        return _load_survey(Path(args.from_survey))
+        pairs: list[SurveyPair] = []
+        fitted: list[FittedOn] = []
+        key = ""
+        for path in args.from_survey:
+            more_pairs, more_fitted, more_key = _load_survey(Path(path))
+            if key and more_key != key:
+                raise SpecError(f"--from-survey {path} surveyed {more_key!r}, the others {key!r}")
+            pairs, fitted, key = pairs + more_pairs, fitted + more_fitted, more_key
+        return pairs, fitted, key
     pairs, fitted, key = _run_survey(args, params, overrides)
     if args.save_survey:
         document = {
@@ -58,6 +70,24 @@ def _survey(args: argparse.Namespace, params: str, overrides: list[str]) -> tupl
         }
         Path(args.save_survey).write_text(json.dumps(document), encoding="utf-8")
     return pairs, fitted, key
+
+
+def _bag_survey(
+    args: argparse.Namespace, params: str, overrides: list[str]
+) -> tuple[list[SurveyPair], list[FittedOn], str]:
+    """Recorded sessions and a labels file instead of a synthetic dataset (a lab's own images)."""
+    from .bag_survey import load_labels, survey_bags
+
+    if not args.labels:
+        raise SpecError("--bags needs --labels (what each recorded request's object really was)")
+    spec = EvalSpec.load(params, overrides)
+    pairs, notes = survey_bags([Path(item) for item in args.bags], load_labels(args.labels))
+    for note in notes:
+        print(f"[aiv-eval] {note}", file=sys.stderr)
+    fitted = [
+        FittedOn(source=f"session bags {', '.join(args.bags)} labelled by {args.labels}", pairs=len(pairs))
+    ]
+    return pairs, fitted, calibration_key(spec.agent_config())
 
 
 def _load_survey(path: Path) -> tuple[list[SurveyPair], list[FittedOn], str]:
@@ -110,14 +140,14 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         existing = load_calibration(out)
         previous_fitted = list(existing.fitted_on)
         document_before = json.loads(out.read_text(encoding="utf-8"))
-        for name, item in existing.backends.items():
+        for name, kept in existing.backends.items():
             if name != key:
                 extra = {
                     field: value
                     for field, value in document_before["backends"][name].items()
                     if field not in ("cells", "evidence_scale", "target_model")
                 }
-                backends[name] = (item.table, item.model, extra)
+                backends[name] = (kept.table, kept.model, extra)
         command = document_before.get("command", "") + " ; " + command
     merged_fitted = list(previous_fitted)
     for item in fitted:
@@ -155,9 +185,23 @@ def _survey_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dataset", action="append", default=[], help="synthetic dataset with privileged_gt/ (repeatable)"
     )
-    parser.add_argument("--save-survey", default=None, help="also write the surveyed answers to this JSON file")
     parser.add_argument(
-        "--from-survey", default=None, help="fit from a file written by --save-survey instead of surveying"
+        "--save-survey", default=None, help="also write the surveyed answers to this JSON file"
+    )
+    parser.add_argument(
+        "--bags",
+        action="append",
+        default=[],
+        help="recorded session bag directories (with --labels; repeatable)",
+    )
+    parser.add_argument(
+        "--labels", default=None, help="YAML labels of the recorded requests (docs/evidential.md)"
+    )
+    parser.add_argument(
+        "--from-survey",
+        action="append",
+        default=[],
+        help="fit from files written by --save-survey instead of surveying (repeatable)",
     )
     parser.add_argument(
         "--split", action="append", default=None, help="split(s) to survey (default: train; repeatable)"
@@ -184,8 +228,8 @@ def add_evidence_subcommands(subparsers: argparse._SubParsersAction[argparse.Arg
 def _checked(command: Any) -> Any:
     def run(args: argparse.Namespace) -> int:
         args.split = args.split or ["train"]
-        if not args.dataset and not args.from_survey:
-            raise SpecError("name at least one --dataset (or --from-survey)")
+        if not args.dataset and not args.from_survey and not args.bags:
+            raise SpecError("name at least one --dataset (or --bags with --labels, or --from-survey)")
         return int(command(args))
 
     return run

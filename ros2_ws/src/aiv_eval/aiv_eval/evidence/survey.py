@@ -137,7 +137,8 @@ def survey_pairs(
             continue
         truths = {item.name: claim_truth(item, query_truth, target_truth) for item in query.attributes}
         claims = tuple(
-            (item.name, attribute_claim_kind(item), view_hint(item.evidence_phrase)) for item in query.attributes
+            (item.name, attribute_claim_kind(item), view_hint(item.evidence_phrase))
+            for item in query.attributes
         )
         views = []
         for sector in env.sector_map.available:
@@ -202,7 +203,8 @@ def pair_to_json(pair: SurveyPair) -> dict[str, Any]:
                 "quality": view.quality,
                 "weight": view.weight,
                 "answers": [
-                    [a.name, a.kind, a.hint, a.answer.value, a.about_object, a.holds, a.visible] for a in view.answers
+                    [a.name, a.kind, a.hint, a.answer.value, a.about_object, a.holds, a.visible]
+                    for a in view.answers
                 ],
             }
             for view in pair.views
@@ -223,7 +225,9 @@ def pair_from_json(data: Mapping[str, Any]) -> SurveyPair:
                 quality=str(view["quality"]),
                 weight=float(view["weight"]),
                 answers=tuple(
-                    SurveyAnswer(str(n), str(k), str(h), Decision(a), bool(o), t if t is None else bool(t), bool(v))
+                    SurveyAnswer(
+                        str(n), str(k), str(h), Decision(a), bool(o), t if t is None else bool(t), bool(v)
+                    )
                     for n, k, h, a, o, t, v in view["answers"]
                 ),
             )

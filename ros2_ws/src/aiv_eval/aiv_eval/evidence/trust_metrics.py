@@ -60,12 +60,16 @@ def expected_calibration_error(scores: Sequence[float], labels: Sequence[int], b
         grouped[min(int(score * bins), bins - 1)].append((score, label))
     total = len(scores)
     return sum(
-        len(items) / total * abs(sum(s for s, _ in items) / len(items) - sum(y for _, y in items) / len(items))
+        len(items)
+        / total
+        * abs(sum(s for s, _ in items) / len(items) - sum(y for _, y in items) / len(items))
         for items in grouped.values()
     )
 
 
-def reliability_diagram(scores: Sequence[float], labels: Sequence[int], bins: int = 10) -> list[dict[str, Any]]:
+def reliability_diagram(
+    scores: Sequence[float], labels: Sequence[int], bins: int = 10
+) -> list[dict[str, Any]]:
     rows = []
     for index in range(bins):
         low, high = index / bins, (index + 1) / bins
@@ -202,7 +206,9 @@ def trust_row(name: str, records: Sequence[EpisodeRecord], use_probability: bool
 # ---- difficulty -------------------------------------------------------------------------------------------
 
 
-def _captures(dataset_root: Path, episode_path: str, cache: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+def _captures(
+    dataset_root: Path, episode_path: str, cache: dict[str, dict[str, dict[str, Any]]]
+) -> dict[str, Any]:
     if episode_path not in cache:
         try:
             meta = json.loads((dataset_root / episode_path / "meta.json").read_text(encoding="utf-8"))

@@ -16,6 +16,7 @@ accepted, the claim kinds left unverified; ``aiv-eval trust-pool`` pools several
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import sys
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aiv_dataset.layout import PInVerifyDataset
 from aiv_verifier.agent.factory import calibration_key
 from aiv_verifier.evidence_tables import (
     DEFAULT_CALIBRATION_FILE,
@@ -34,8 +36,6 @@ from aiv_verifier.evidence_tables import (
     load_visibility,
     resolve_table_path,
 )
-
-from aiv_dataset.layout import PInVerifyDataset
 
 from ..in_process import run_in_process
 from ..records import make_episode_key
@@ -51,7 +51,6 @@ from .trust_metrics import (
     trust_row,
     unverified_by_kind,
 )
-
 
 #: The benchmark setting's evidential thresholds (fitted on training seeds; see the evaluation docs).
 BENCHMARK_THRESHOLDS = "0.5/0.1"
@@ -93,8 +92,10 @@ def refuse_fitted_dataset(dataset: Path, split: str, agent_flat: dict[str, Any])
                 "evaluate on data made with another seed"
             )
     return [
-        f"calibration {calibration.path}: fitted on " + "; ".join(item.describe() for item in calibration.fitted_on),
-        f"visibility {visibility.path}: fitted on " + "; ".join(item.describe() for item in visibility.fitted_on),
+        f"calibration {calibration.path}: fitted on "
+        + "; ".join(item.describe() for item in calibration.fitted_on),
+        f"visibility {visibility.path}: fitted on "
+        + "; ".join(item.describe() for item in visibility.fitted_on),
     ]
 
 
@@ -139,7 +140,9 @@ def markdown_table(title: str, rows: Sequence[dict[str, Any]], ceiling: int) -> 
     ]
     for row in rows:
         low, high = row["yes_precision_ci95"]
-        precision = "-" if row["yes_precision"] is None else f"{row['yes_precision']:.3f} [{low:.3f}, {high:.3f}]"
+        precision = (
+            "-" if row["yes_precision"] is None else f"{row['yes_precision']:.3f} [{low:.3f}, {high:.3f}]"
+        )
         per = row["per_pair"]
         lines.append(
             f"| {row['name']} | {_fmt(row['accuracy'])} | {_fmt(per['positive'])} | {_fmt(per['neg_same'])} "
@@ -174,11 +177,14 @@ def _cmd_trust_table(args: argparse.Namespace) -> int:
             "evaluator.save_crops=false",
         ]
         if row.accept is not None:
-            overrides += [f"verifier.agent.evidence.accept={row.accept}", f"verifier.agent.evidence.reject={row.reject}"]
+            overrides += [
+                f"verifier.agent.evidence.accept={row.accept}",
+                f"verifier.agent.evidence.reject={row.reject}",
+            ]
         spec = EvalSpec.load(args.params, overrides)
         spec.set_dataset(args.dataset)
         row_started = time.perf_counter()
-        outcome = run_in_process(spec, stream=_Quiet())
+        outcome = run_in_process(spec, stream=io.StringIO())
         records = load_run(outcome.run_dir).records
         evidential = row.fusion == "evidential"
         figures = trust_row(row.name, records, use_probability=evidential).to_dict()
@@ -237,16 +243,6 @@ def _episode_paths(dataset: Path, index_file: str) -> dict[str, str]:
         make_episode_key(pair.scene, pair.episode, pair.query_object_id): pair.episode_path
         for pair in layout.read_pair_index(layout.index_path(index_file))
     }
-
-
-class _Quiet:
-    """A stream that drops the per-run progress lines (the table is the output)."""
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-    def flush(self) -> None:
-        return None
 
 
 def add_trust_table_subcommand(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

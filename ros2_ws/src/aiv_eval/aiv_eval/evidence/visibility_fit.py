@@ -45,7 +45,9 @@ def visibility_rows(pairs: Iterable[SurveyPair]) -> dict[VisibilityKey, Visibili
                 add((kind, hint, view_type, "any"), visible)
                 for other, (_, other_visible) in shown.items():
                     if other != sector and not other_visible:
-                        add((kind, hint, view_type, distance_bin(sector_distance_deg(sector, other))), visible)
+                        add(
+                            (kind, hint, view_type, distance_bin(sector_distance_deg(sector, other))), visible
+                        )
     return {key: VisibilityCount(visible, views) for key, (visible, views) in counts.items()}
 
 

@@ -52,12 +52,12 @@ from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import pair_key
 from aiv_verifier.agent.factory import AgentFactory
 from aiv_verifier.agent.settings import AgentSettings
+from aiv_verifier.claims import CLAIM_KINDS, claim_kind
 from aiv_verifier.core.crop import crop_with_gt_box
 from aiv_verifier.core.types import Attribute, Decision
 from aiv_verifier.query import build_query_interpreter
 from aiv_verifier.verification.base import AttributeAnswer, PerViewVerifier, VerifierError, ViewInput
 from aiv_verifier.verification.classical.backend import ClassicalVerifier
-from aiv_verifier.claims import CLAIM_KINDS, claim_kind
 from PIL import Image
 
 from ..env_port import run_env_episode

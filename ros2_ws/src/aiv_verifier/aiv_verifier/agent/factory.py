@@ -33,7 +33,9 @@ from ..config_schema import dataclass_from_mapping
 from ..core.evidential import EvidentialPolicy
 from ..core.fusion import EVIDENTIAL, FusionStrategy, make_fusion
 from ..core.nbv import UNCERTAINTY_NBV, NbvStrategy, make_nbv
+from ..core.types import LanguageModel
 from ..core.visibility import VisibilityModel
+from ..detection.base import BoxMode, Detector
 from ..evidence_tables import (
     DEFAULT_CALIBRATION_FILE,
     DEFAULT_VISIBILITY_FILE,
@@ -42,8 +44,6 @@ from ..evidence_tables import (
     load_visibility,
     resolve_table_path,
 )
-from ..core.types import LanguageModel
-from ..detection.base import BoxMode, Detector
 from ..model_config import (
     DetectorParams,
     EmbeddingParams,

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from aiv_models.timing import StageClock
 
-from ..core.crop import CropResult, Detection
 from ..claims import attribute_claim_kind, is_object_claim, view_hint
+from ..core.crop import CropResult, Detection
 from ..core.evidential import (
     ClaimAnswer,
     ClaimItem,
@@ -251,7 +251,9 @@ class VerificationSession(SessionBase):
         if components.evidence is not None:
             self.evidence = components.evidence.new_ledger(
                 [
-                    ClaimItem(attribute.name, attribute_claim_kind(attribute), view_hint(attribute.evidence_phrase))
+                    ClaimItem(
+                        attribute.name, attribute_claim_kind(attribute), view_hint(attribute.evidence_phrase)
+                    )
                     for attribute in query.attributes
                 ]
             )
@@ -319,14 +321,19 @@ class VerificationSession(SessionBase):
         self._finished = outcome.stop
         return step
 
-    def _record_evidence(self, frame: ViewFrame, crop: CropResult, answers: tuple[AttributeAnswer, ...]) -> None:
+    def _record_evidence(
+        self, frame: ViewFrame, crop: CropResult, answers: tuple[AttributeAnswer, ...]
+    ) -> None:
         """File the view's answers as evidence under its pose (sector and capture): a pose seen again replaces
         its earlier answers. A boxed view's evidence is weighted by its detection confidence; a view judged
         whole (no box) is weighted by its quality bin's own calibration instead."""
         assert self.evidence is not None
         self.evidence.record(
             (frame.current_sector, frame.capture_tag),
-            [ClaimAnswer(answer.attribute, answer.answer, is_object_claim(answer.debug)) for answer in answers],
+            [
+                ClaimAnswer(answer.attribute, answer.answer, is_object_claim(answer.debug))
+                for answer in answers
+            ],
             quality=view_quality(crop.box),
             weight=float(crop.confidence) if crop.box is not None else 1.0,
         )

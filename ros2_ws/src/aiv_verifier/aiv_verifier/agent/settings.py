@@ -61,7 +61,9 @@ class EvidenceSettings:
     )
 
     def __post_init__(self) -> None:
-        Thresholds(self.accept, self.reject, self.keep_looking_for_no)  # one-line ValueError when out of range
+        Thresholds(
+            self.accept, self.reject, self.keep_looking_for_no
+        )  # one-line ValueError when out of range
         if isinstance(self.target_share, bool) or not 0.0 <= float(self.target_share) < 1.0:
             raise ValueError(f"evidence.target_share must lie in [0, 1), got {self.target_share!r}")
 
@@ -166,8 +168,10 @@ def _evidence_from_mapping(values: Mapping[str, Any]) -> EvidenceSettings:
     unknown = sorted(set(values) - known)
     if unknown:
         raise ValueError(f"unknown agent.evidence setting(s) {unknown}; allowed: {sorted(known)}")
-    converted = {
-        name: float(value) if name in ("accept", "reject", "target_share") and isinstance(value, int) else value
+    converted: dict[str, Any] = {
+        name: float(value)
+        if name in ("accept", "reject", "target_share") and isinstance(value, int)
+        else value
         for name, value in values.items()
     }
     return EvidenceSettings(**converted)

@@ -293,7 +293,9 @@ class TargetModel:
         n = len(odds)
         if n == 0:
             return 1.0
-        rates = [self.fails_rate(kind) for kind in kinds] if kinds is not None else [self.claim_fails_rate] * n
+        rates = (
+            [self.fails_rate(kind) for kind in kinds] if kinds is not None else [self.claim_fails_rate] * n
+        )
         if len(rates) != n:
             raise ValueError(f"{n} claims but {len(rates)} claim kinds")
         inverse = [1.0 / value for value in odds]

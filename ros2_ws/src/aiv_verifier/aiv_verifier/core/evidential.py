@@ -230,7 +230,9 @@ class Thresholds:
         if not 0.0 <= self.reject < 1.0:
             raise ValueError(f"reject probability must lie in [0, 1), got {self.reject}")
         if self.reject > self.accept:
-            raise ValueError(f"reject probability {self.reject} must not exceed accept probability {self.accept}")
+            raise ValueError(
+                f"reject probability {self.reject} must not exceed accept probability {self.accept}"
+            )
 
     def decision(self, probability: float) -> Decision:
         """YES / NO when ``probability`` crosses a threshold, else Unsure (look further)."""

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 from aiv_dataset.vocabulary import SECTOR_COUNT, relative_direction, target_sector
 
+from .evidential import EvidenceLedger, EvidentialPolicy
 from .nbv_prompt import (
     AttributeStatus,
     allowed_directions_text,
@@ -35,7 +36,6 @@ from .nbv_prompt import (
     visited_direction_names,
 )
 from .sector_geometry import SectorGeometry, capture_azimuths_of, sector_azimuths, shortest_arc
-from .evidential import EvidenceLedger, EvidentialPolicy
 from .seeding import seeded_rng
 from .types import LanguageModel
 

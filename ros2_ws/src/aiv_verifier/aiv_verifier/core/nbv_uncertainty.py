@@ -76,7 +76,9 @@ class UncertaintyNbv:
     def _gain(self, claims: list[_ClaimStake], sector: int, view_type: str) -> float:
         total = 0.0
         for claim in claims:
-            nearest = min((sector_distance_deg(sector, other) for other in claim.unsettled_sectors), default=None)
+            nearest = min(
+                (sector_distance_deg(sector, other) for other in claim.unsettled_sectors), default=None
+            )
             visible = self.visibility.probability(claim.kind, claim.hint, view_type, distance_bin(nearest))
             total += visible * claim.stake
         return total
@@ -89,7 +91,9 @@ class _ClaimStake:
     kind: str
     hint: str
     stake: float  # P(decisive answer) · expected |change of the verdict's probability|
-    unsettled_sectors: tuple[int, ...]  # sectors that answered it without a Yes or No (empty: settled somewhere)
+    unsettled_sectors: tuple[
+        int, ...
+    ]  # sectors that answered it without a Yes or No (empty: settled somewhere)
 
 
 def _claim_stakes(ledger: EvidenceLedger) -> list[_ClaimStake]:
@@ -103,7 +107,9 @@ def _claim_stakes(ledger: EvidenceLedger) -> list[_ClaimStake]:
         decisive_rate = decisive / cell.total if cell.total else 0.0
         odds = claim.odds
         holds = odds * holds_prior / (odds * holds_prior + (1.0 - holds_prior))
-        after_yes = ledger.summary({item.name: ledger.table.evidence(item.kind, "", Decision.YES)}).probability
+        after_yes = ledger.summary(
+            {item.name: ledger.table.evidence(item.kind, "", Decision.YES)}
+        ).probability
         after_no = ledger.summary({item.name: ledger.table.evidence(item.kind, "", Decision.NO)}).probability
         change = holds * abs(after_yes - base) + (1.0 - holds) * abs(after_no - base)
         unsettled: tuple[int, ...] = ()

@@ -99,4 +99,12 @@ class VisibilityModel:
         return total
 
 
-__all__ = ["DISTANCE_BINS", "MIN_VIEWS", "VIEW_TYPES", "VisibilityCount", "VisibilityKey", "VisibilityModel", "distance_bin"]
+__all__ = [
+    "DISTANCE_BINS",
+    "MIN_VIEWS",
+    "VIEW_TYPES",
+    "VisibilityCount",
+    "VisibilityKey",
+    "VisibilityModel",
+    "distance_bin",
+]
