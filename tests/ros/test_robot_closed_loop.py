@@ -110,6 +110,8 @@ class Record:
     capture_tags: list[str]
     nav_fail_unreachable: int
     stop_reason: str = ""
+    probability: float = math.nan  # P(the described object) of the evidential fusion
+    unverified: list[str] = field(default_factory=list)  # attributes no view answered Yes or No
     attributes: list[str] = field(default_factory=list)  # "name: state (last answer: reason)"
     robot_goals: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
@@ -260,6 +262,8 @@ def _record(
         capture_tags=[report.capture_tag for report in verdict.transcript],
         nav_fail_unreachable=int(verdict.nav_fail_unreachable),
         stop_reason=verdict.stop_reason,
+        probability=float(verdict.probability),
+        unverified=list(verdict.unverified_attributes),
         attributes=[
             f"{a.name}: {STATES.get(a.state, a.state)} ({a.last_answer}: {a.last_reason})"
             for a in verdict.attributes
@@ -434,10 +438,19 @@ def test_whole_verifications_closed_loop_on_live_renders(
     for r in records:
         assert r.decision != "FAILED", (r.episode, r.backend, r.query, r.failure_reason)
         assert r.capture_tags and set(r.capture_tags) == {"live"}, r
-    # The oracle, fed the stand-in's live visibility: its own descriptions -> YES, another category -> NO.
+    # The stand-in's params use the evidential fusion (robot setting): never a YES to another object; the
+    # oracle, fed the stand-in's live visibility, answers its own descriptions YES unless some attribute stayed
+    # out of every view it could reach (UNDECIDED, naming them), and another category NO.
     for r in records:
+        if r.query == "negative":
+            assert r.decision in ("NO", "UNDECIDED"), r
         if r.backend == "oracle":
-            assert r.decision == ("YES" if r.query == "positive" else "NO"), r
+            if r.query == "negative":
+                assert r.decision == "NO", r
+            else:
+                assert r.decision in ("YES", "UNDECIDED"), r
+                assert (r.decision == "UNDECIDED") == bool(r.unverified), r
+    assert any(r.decision == "YES" for r in records if r.backend == "oracle"), records
     # Unreachable sectors are reported as the benchmark does: the step's move outcome, the verdict's counter,
     # and behind them a goal the stand-in refused.
     for r in records:
