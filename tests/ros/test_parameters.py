@@ -96,7 +96,7 @@ def _params_file(tmp_path: Path, text: str) -> Path:
         (
             "verifier",
             ["-p", "agent.nbv:=rand"],
-            "verifier: parameter 'agent.nbv' = 'rand'; expected one of farthest, llm, random",
+            "verifier: parameter 'agent.nbv' = 'rand'; expected one of farthest, llm, random, uncertainty",
         ),
         (
             "evaluator",
