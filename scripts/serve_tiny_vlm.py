@@ -12,6 +12,7 @@ how good an MLLM is. The model's name on the server is ``tiny-vlm`` (calibration
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -42,10 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     server = OpenAICompatibleServer(tiny_vlm_answer(root), model_name=MODEL_NAME, port=args.port)
     with server:
         print(f"serving {MODEL_NAME} from {root} at {server.url}", flush=True)
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             stop.wait()
-        except KeyboardInterrupt:
-            pass
     return 0
 
 
