@@ -99,6 +99,34 @@ def _params_file(tmp_path: Path, text: str) -> Path:
             "verifier: parameter 'agent.nbv' = 'rand'; expected one of farthest, llm, random, uncertainty",
         ),
         (
+            "verifier",
+            ["-p", "agent.evidence.accept:=1.5"],
+            "verifier: parameter 'agent.evidence.accept' = 1.5; expected a number >= 0.0 and <= 1.0",
+        ),
+        (
+            "verifier",
+            [
+                "-p",
+                "agent.fusion:=evidential",
+                "-p",
+                "agent.evidence.accept:=0.4",
+                "-p",
+                "agent.evidence.reject:=0.6",
+            ],
+            "verifier: agent: evidence.accept / evidence.reject: reject probability 0.6 must not exceed accept "
+            "probability 0.4",
+        ),
+        (
+            "verifier",
+            [
+                "-p",
+                "agent.fusion:=evidential",
+                "-p",
+                "verifier.calibration_file:=/nonexistent/calibration.json",
+            ],
+            "verifier: verifier.calibration_file: /nonexistent/calibration.json: no such file",
+        ),
+        (
             "evaluator",
             ["-p", "max_attempts:=0"],
             "evaluator: parameter 'max_attempts' = 0; expected an integer >= 1",

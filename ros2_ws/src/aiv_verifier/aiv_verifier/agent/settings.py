@@ -61,9 +61,10 @@ class EvidenceSettings:
     )
 
     def __post_init__(self) -> None:
-        Thresholds(
-            self.accept, self.reject, self.keep_looking_for_no
-        )  # one-line ValueError when out of range
+        try:
+            Thresholds(self.accept, self.reject, self.keep_looking_for_no)
+        except ValueError as error:
+            raise ValueError(f"evidence.accept / evidence.reject: {error}") from None
         if isinstance(self.target_share, bool) or not 0.0 <= float(self.target_share) < 1.0:
             raise ValueError(f"evidence.target_share must lie in [0, 1), got {self.target_share!r}")
 
