@@ -182,3 +182,40 @@ def test_scores_of_trust_on_hand_made_numbers() -> None:
     assert view_difficulty(near_and_whole, [near_and_whole]) == pytest.approx(1.0)
     no_mask = {"mask_area_px": 0, "radius_m": 1.7}
     assert view_difficulty(no_mask, [no_mask, near_and_whole]) == pytest.approx(0.0)
+
+
+def test_the_trust_table_runs_every_row_and_pools(micro_root: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "table"
+    code = aiv_eval(
+        ["trust-table", str(PARAMS), "--dataset", str(micro_root), "--set", "verifier.verifier.backend=oracle",
+         "--out", str(out), "--robot", "0.95/0.05", "--robot", "0.99/0.01", "--rows", "robot", "veto"]
+    )  # fmt: skip
+    assert code == 0
+    document = json.loads((out / "trust_table.json").read_text(encoding="utf-8"))
+    names = [row["name"] for row in document["rows"]]
+    assert names == [
+        "evidential robot@0.95 FPS", "evidential robot@0.99 FPS", "veto FPS",
+        "evidential robot@0.95 uncertainty", "evidential robot@0.99 uncertainty", "veto uncertainty",
+    ]  # fmt: skip
+    assert 0 < document["ceiling"] <= 4  # the micro index has 4 positives
+    for row in document["rows"]:
+        assert row["n"] == 12 and len(row["predictions"]) == 12
+        assert len(row["risk_coverage"]) == 50 and len(row["reliability"]) == 10
+        if row["name"].startswith("evidential") and row["yes"]:
+            assert row["yes_precision"] == 1.0  # the exact oracle accepts no look-alike
+    assert "fitted on" in capsys.readouterr().out
+    assert aiv_eval(["trust-pool", str(out / "trust_table.json"), str(out / "trust_table.json")]) == 0
+    assert "pooled over 2 dataset(s)" in capsys.readouterr().out
+
+
+def test_the_trust_table_refuses_a_dataset_made_with_a_seed_the_tables_were_fitted_on(tmp_path: Path) -> None:
+    from support.synthetic import generate_preset
+
+    root = generate_preset(tmp_path, "micro", seed=11)
+    completed = subprocess.run(
+        [sys.executable, "-m", "aiv_eval.cli", "trust-table", str(PARAMS), "--dataset", str(root),
+         "--set", "verifier.verifier.backend=oracle", "--out", str(tmp_path / "table")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert completed.returncode == 2
+    assert "made with seed 11" in completed.stderr and len(completed.stderr.strip().splitlines()) == 1

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from .analysis_cli import add_analysis_subcommands, run_command
 from .evidence.cli import add_evidence_subcommands
+from .evidence.trust_pool import add_trust_pool_subcommand
 from .evidence.trust_table import add_trust_table_subcommand
 from .interchange.cli import add_interchange_subcommands
 from .llm_bench import add_llm_bench_subcommand
@@ -205,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_analysis_subcommands(sub)
     add_evidence_subcommands(sub)
     add_trust_table_subcommand(sub)
+    add_trust_pool_subcommand(sub)
     add_interchange_subcommands(sub)
     return parser
 

@@ -201,7 +201,13 @@ def _cmd_trust_table(args: argparse.Namespace) -> int:
         figures["unverified_kinds"] = unverified_by_kind(records)
         figures["run_dir"] = str(outcome.run_dir)
         figures["predictions"] = {
-            record.episode_key: [record.label, record.prediction, record.steps, record.pair_type]
+            record.episode_key: [
+                record.label,
+                record.prediction,
+                record.steps,
+                record.pair_type,
+                round(episode_score(record, evidential), 6),
+            ]
             for record in records
             if record.is_ok
         }
