@@ -115,7 +115,10 @@ def acceptance_ceiling(params: str, overrides: Sequence[str], dataset: str) -> t
     )
     flags: dict[str, bool] = {}
     count = 0
-    for pair in survey_pairs(source, oracle.agent_config(), oracle.agent_flat()):
+    start, end = spec.slice()
+    for pair in survey_pairs(source, oracle.agent_config(), oracle.agent_flat(), limit=end):
+        if pair.index < start:
+            continue
         judged = {name: False for name, _, _ in pair.claims}
         for view in pair.views:
             for answer in view.answers:
@@ -214,7 +217,7 @@ def _cmd_trust_table(args: argparse.Namespace) -> int:
         results.append(figures)
         print(f"[trust-table] {row.name}: {figures['wall_s']} s", file=sys.stderr)
     title = f"{Path(args.dataset).name} / {calibration_key(base.agent_config())} ({split_index})"
-    table = markdown_table(title, results, ceiling)
+    table = markdown_table(title, results, ceiling) + _details(results)
     document = {
         "dataset": str(args.dataset),
         "origin": dataset_origin(Path(args.dataset), split_index.split("/", 1)[0], 0).to_dict(),
@@ -232,6 +235,22 @@ def _cmd_trust_table(args: argparse.Namespace) -> int:
         print(line)
     print(f"wall time {document['wall_s']} s; figures in {out / 'trust_table.json'}")
     return 0
+
+
+def _details(rows: Sequence[dict[str, Any]]) -> str:
+    """Per row: accuracy by difficulty, and for the evidential rows what stayed unverified on positives."""
+    lines = ["", "| Row | Hard | Moderate | Easy | Unverified on positives not accepted (claim kind: count) |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for row in rows:
+        levels = [
+            f"{row['difficulty'][level]['accuracy']:.3f} ({row['difficulty'][level]['n']})"
+            if level in row["difficulty"]
+            else "-"
+            for level in ("hard", "moderate", "easy")
+        ]
+        unverified = ", ".join(f"{kind}: {count}" for kind, count in row["unverified_kinds"].items()) or "-"
+        lines.append(f"| {row['name']} | {' | '.join(levels)} | {unverified} |")
+    return "\n".join(lines) + "\n"
 
 
 def _thresholds(text: str) -> tuple[float, float]:
