@@ -1,6 +1,6 @@
 """Serve the tests' trained tiny Qwen2.5-VL behind the OpenAI-compatible test server, for plumbing checks.
 
-    PYTHONPATH=tests python scripts/serve_tiny_vlm.py --model-dir /tmp/tiny-vlm --port 8765
+    PYTHONPATH=tests:$PYTHONPATH python scripts/serve_tiny_vlm.py --model-dir /tmp/tiny-vlm --port 8765
 
 Trains the model into ``--model-dir`` on first use (about a minute on one core; a finished directory carries
 the ``TRAINED`` marker and is reused), then answers ``/v1/chat/completions`` on 127.0.0.1 until interrupted.
@@ -31,7 +31,10 @@ def main(argv: list[str] | None = None) -> int:
         from support.llm_server import MODEL_NAME, tiny_vlm_answer
         from support.tiny_vlm import MARKER, recipe_fingerprint, train_tiny_vlm
     except ImportError as error:
-        print(f"serve_tiny_vlm: {error} (run with PYTHONPATH=tests after `source .env.sh`)", file=sys.stderr)
+        print(
+            f"serve_tiny_vlm: {error} (after `source .env.sh`, run with PYTHONPATH=tests:$PYTHONPATH)",
+            file=sys.stderr,
+        )
         return 2
     root = Path(args.model_dir)
     marker = root / MARKER
