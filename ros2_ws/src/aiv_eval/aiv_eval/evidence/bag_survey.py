@@ -68,7 +68,7 @@ from typing import Any
 
 import yaml
 from aiv_verifier.claims import DESCRIPTION_KIND, claim_kind, view_hint
-from aiv_verifier.core.evidential import view_quality
+from aiv_verifier.core.evidential import view_quality, view_weight
 from aiv_verifier.core.types import Decision
 
 from .survey import SurveyAnswer, SurveyPair, SurveyView
@@ -245,7 +245,7 @@ def _view(step: Any, label: BagLabel, claims: Mapping[str, tuple[str, str, str]]
     if step.has_crop_box:
         crop = step.crop_box
         box = (int(crop.x_min), int(crop.y_min), int(crop.x_max), int(crop.y_max))
-    weight = float(step.detection_confidence) if box is not None else 1.0
+    weight = view_weight(box, float(step.detection_confidence))
     if not (math.isfinite(weight) and 0.0 <= weight <= 1.0):
         raise ValueError(f"{where}: step {step.step}: detection_confidence {weight} is not in [0, 1]")
     answers = []

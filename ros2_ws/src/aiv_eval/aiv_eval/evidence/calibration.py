@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from aiv_verifier.claims import CATEGORY_KIND
 from aiv_verifier.core.evidence import AnswerCounts, ReliabilityCell, ReliabilityTable, TargetModel
 from aiv_verifier.core.evidential import ClaimAnswer, ClaimItem, EvidenceLedger
+from aiv_verifier.core.evidential import object_verdict as ledger_object_verdict
 from aiv_verifier.core.types import Decision
 
 from .survey import SurveyPair, SurveyView
@@ -70,11 +71,8 @@ def _add(
 
 
 def object_verdict(view: SurveyView) -> Decision:
-    """The view's answer about the category: No when it judged the object to be another one, else Unsure."""
-    decisions = {answer.answer for answer in view.answers if answer.about_object}
-    if Decision.NO in decisions:
-        return Decision.NO
-    return Decision.YES if Decision.YES in decisions else Decision.UNSURE
+    """The view's answer about the category, by the rule the ledger files it with (Unsure: it made none)."""
+    return ledger_object_verdict([ClaimAnswer(a.name, a.answer, a.about_object) for a in view.answers])
 
 
 def reliability_cells(pairs: Iterable[SurveyPair]) -> dict[tuple[str, str], ReliabilityCell]:

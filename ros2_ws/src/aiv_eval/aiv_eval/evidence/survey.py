@@ -26,12 +26,12 @@ from aiv_dataset.layout import PInVerifyDataset
 from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import EpisodeRequestError, EpisodeService
 from aiv_verifier.agent.factory import AgentFactory
+from aiv_verifier.agent.session import view_input
 from aiv_verifier.claims import attribute_claim_kind, is_object_claim, view_hint
-from aiv_verifier.core.evidential import view_quality
+from aiv_verifier.core.evidential import view_quality, view_weight
 from aiv_verifier.core.types import Decision
 from aiv_verifier.detection.base import BoxMode, crop_view
 from aiv_verifier.query.types import QueryMode
-from aiv_verifier.verification.base import ViewInput
 from aiv_verifier.verification.oracle import GroundTruthLibrary, OracleVerifier, claim_truth
 
 from ..category_hint import benchmark_category_hint
@@ -150,18 +150,7 @@ def survey_pairs(
             if settings.bbox_mode is BoxMode.DETECTOR and factory.detector is not None:
                 detections = tuple(factory.detector.detect(frame.image, query.category or "object"))
             crop, _ = crop_view(frame.image, settings.bbox_mode, gt_box=frame.gt_box, detections=detections)
-            view = ViewInput(
-                crop=crop.image,
-                full_image=frame.image,
-                crop_box=crop.box,
-                detection_confidence=crop.confidence,
-                category=query.category,
-                descriptions=query.descriptions,
-                episode_key=start.key,
-                step=sector,
-                privileged=frame.privileged,
-                focal_px=frame.focal_px,
-            )
+            view = view_input(frame, crop, query, start.key, sector)  # each sector its own noisy-oracle draw
             answers = factory.verifier.verify(view, query.attributes) if query.attributes else []
             exact = oracle.verify(view, query.attributes) if query.attributes else []
             privileged = observation.privileged
@@ -170,7 +159,7 @@ def survey_pairs(
                     sector=sector,
                     view_type=privileged.view_type if privileged is not None else "",
                     quality=view_quality(crop.box),
-                    weight=float(crop.confidence) if crop.box is not None else 1.0,
+                    weight=view_weight(crop.box, crop.confidence),
                     answers=tuple(
                         SurveyAnswer(
                             name=answer.attribute,

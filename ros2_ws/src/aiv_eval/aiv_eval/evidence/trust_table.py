@@ -101,9 +101,8 @@ def refuse_fitted_dataset(dataset: Path, split: str, agent_flat: dict[str, Any])
 
 def acceptance_ceiling(params: str, overrides: Sequence[str], dataset: str) -> tuple[int, dict[str, bool]]:
     """Positives whose every claim the exact oracle can judge from some served view, and that flag per pair."""
-    oracle = EvalSpec.load(params, [*overrides, "verifier.verifier.backend=oracle"])
-    oracle.set_dataset(dataset)
-    spec = oracle
+    spec = EvalSpec.load(params, [*overrides, "verifier.verifier.backend=oracle"])
+    spec.set_dataset(dataset)
     split_index = str(spec.sim["index_file"])
     source = SurveySource(
         dataset_root=Path(str(spec.sim["dataset_root"])),
@@ -116,7 +115,7 @@ def acceptance_ceiling(params: str, overrides: Sequence[str], dataset: str) -> t
     flags: dict[str, bool] = {}
     count = 0
     start, end = spec.slice()
-    for pair in survey_pairs(source, oracle.agent_config(), oracle.agent_flat(), limit=end):
+    for pair in survey_pairs(source, spec.agent_config(), spec.agent_flat(), limit=end):
         if pair.index < start:
             continue
         judged = {name: False for name, _, _ in pair.claims}

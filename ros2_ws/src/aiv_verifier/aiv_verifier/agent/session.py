@@ -27,6 +27,7 @@ from ..core.evidential import (
     EvidenceSummary,
     EvidentialPolicy,
     view_quality,
+    view_weight,
 )
 from ..core.fusion import FusionStrategy
 from ..core.nbv import NbvChoice, NbvRequest, NbvStrategy
@@ -134,6 +135,24 @@ class AgentComponents:
     nbv: NbvStrategy
     detector: Detector | None = None
     evidence: EvidentialPolicy | None = None  # kept when the evidential fusion or the uncertainty NBV is used
+
+
+def view_input(
+    frame: ViewFrame, crop: CropResult, query: QuerySpec, episode_key: str, step: int
+) -> ViewInput:
+    """What the per-view verifier is shown of a frame: the crop, the whole image and the query's context."""
+    return ViewInput(
+        crop=crop.image,
+        full_image=frame.image,
+        crop_box=crop.box,
+        detection_confidence=crop.confidence,
+        category=query.category,
+        descriptions=query.descriptions,
+        episode_key=episode_key,
+        step=step,
+        privileged=frame.privileged,
+        focal_px=frame.focal_px,
+    )
 
 
 class SessionBase:
@@ -301,6 +320,7 @@ class VerificationSession(SessionBase):
             move = self._choose_move(frame, book.failed_direction)
             self.bookkeeping.set_pending_move(move.target_index, move.direction)
         remaining = self.max_steps - frame.step_count - 1
+        summary = self.evidence.summary() if self.evidence is not None else None
         step = AgentStep(
             step=frame.step_count,
             sector=frame.current_sector,
@@ -312,10 +332,10 @@ class VerificationSession(SessionBase):
             step_prediction=outcome.step_prediction,
             stop_reason=outcome.reason if outcome.stop else "",
             move=move,
-            attributes=self._rows(remaining, answers, book.is_duplicate),
+            attributes=self._rows(remaining, answers, book.is_duplicate, summary),
             answers=answers,
             abstained=outcome.stop and outcome.decision is Decision.UNSURE,
-            evidence=self.evidence.summary() if self.evidence is not None else None,
+            evidence=summary,
         )
         self.steps.append(step)
         self._finished = outcome.stop
@@ -325,8 +345,7 @@ class VerificationSession(SessionBase):
         self, frame: ViewFrame, crop: CropResult, answers: tuple[AttributeAnswer, ...]
     ) -> None:
         """File the view's answers as evidence under its pose (sector and capture): a pose seen again replaces
-        its earlier answers. A boxed view's evidence is weighted by its detection confidence; a view judged
-        whole (no box) is weighted by its quality bin's own calibration instead."""
+        its earlier answers (weights: :func:`~aiv_verifier.core.evidential.view_weight`)."""
         assert self.evidence is not None
         self.evidence.record(
             (frame.current_sector, frame.capture_tag),
@@ -335,25 +354,14 @@ class VerificationSession(SessionBase):
                 for answer in answers
             ],
             quality=view_quality(crop.box),
-            weight=float(crop.confidence) if crop.box is not None else 1.0,
+            weight=view_weight(crop.box, crop.confidence),
         )
 
     def _verify(self, frame: ViewFrame, crop: CropResult) -> tuple[AttributeAnswer, ...]:
         if not self.attributes:
             return ()
         verifier = self.components.verifier
-        view = ViewInput(
-            crop=crop.image,
-            full_image=frame.image,
-            crop_box=crop.box,
-            detection_confidence=crop.confidence,
-            category=self.query.category,
-            descriptions=self.query.descriptions,
-            episode_key=self.episode_key,
-            step=frame.step_count,
-            privileged=frame.privileged,
-            focal_px=frame.focal_px,
-        )
+        view = view_input(frame, crop, self.query, self.episode_key, frame.step_count)
         stage = time.perf_counter()
         before = verifier.model_calls
         answers = verifier.verify(view, self.attributes)
@@ -393,10 +401,13 @@ class VerificationSession(SessionBase):
         return choice
 
     def _rows(
-        self, remaining: int, answers: tuple[AttributeAnswer, ...], duplicate: bool
+        self,
+        remaining: int,
+        answers: tuple[AttributeAnswer, ...],
+        duplicate: bool,
+        summary: EvidenceSummary | None,
     ) -> tuple[AttributeRow, ...]:
         asked = {answer.attribute: answer for answer in answers}
-        summary = self.evidence.summary() if self.evidence is not None else None
         opinions = {claim.name: claim for claim in summary.claims} if summary is not None else {}
         rows = []
         for attribute, record in zip(self.attributes, self.tracker.snapshot(remaining), strict=True):

@@ -209,24 +209,26 @@ class ReliabilityTable:
     cells: Mapping[tuple[str, str], ReliabilityCell]
     evidence_scale: float = 1.0
     prior_weight: float = PRIOR_WEIGHT
-    _pooled_kind: dict[str, ReliabilityCell] = field(default_factory=dict, repr=False, compare=False)
-    _pooled_all: list[ReliabilityCell] = field(default_factory=list, repr=False, compare=False)
+    _pooled_kind: dict[str, ReliabilityCell] = field(init=False, repr=False, compare=False)
+    _pooled_all: ReliabilityCell = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.evidence_scale > 0 or not math.isfinite(self.evidence_scale):
             raise ValueError(f"evidence_scale must be a finite number > 0, got {self.evidence_scale}")
+        by_kind: dict[str, ReliabilityCell] = {}
         pooled_all = EMPTY_CELL
         for (kind, _quality), cell in self.cells.items():
-            self._pooled_kind[kind] = self._pooled_kind.get(kind, EMPTY_CELL) + cell
+            by_kind[kind] = by_kind.get(kind, EMPTY_CELL) + cell
             pooled_all = pooled_all + cell
-        self._pooled_all.append(pooled_all)
+        object.__setattr__(self, "_pooled_kind", by_kind)
+        object.__setattr__(self, "_pooled_all", pooled_all)
 
     def cell(self, kind: str, quality: str) -> ReliabilityCell:
         """The cell an answer is judged by: its own, else its kind's, else the backend's over all kinds."""
         for candidate in (
             self.cells.get((kind, quality)),
             self._pooled_kind.get(kind),
-            self._pooled_all[0],
+            self._pooled_all,
         ):
             if candidate is not None and _enough(candidate):
                 return candidate

@@ -22,6 +22,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ..claims import CATEGORY_KIND
 from .crop import PixelBox
 from .evidence import VACUOUS, Opinion, ReliabilityTable, TargetModel, evidence_odds
 from .stopping import StopOutcome
@@ -38,6 +39,12 @@ STOP_CONFIDENT = "confident"
 STOP_UNRESOLVABLE = "unresolvable"
 FORCED_YES_PROBABILITY = 0.5
 """The forced answer of a step (first-view accuracy, flips) is Yes when the probability is at least this."""
+
+
+def view_weight(box: PixelBox | None, detection_confidence: float) -> float:
+    """How much a view's evidence is weighted: a boxed view by its detection confidence; a view judged whole
+    (no box) by its quality bin's own calibration alone, so 1 (the reference's c = 0.1 would count it twice)."""
+    return float(detection_confidence) if box is not None else 1.0
 
 
 def view_quality(box: PixelBox | None) -> str:
@@ -137,7 +144,7 @@ class EvidenceLedger:
         if not 0.0 <= weight <= 1.0:
             raise ValueError(f"view weight must lie in [0, 1], got {weight}")
         entry: dict[str, tuple[float, float, bool]] = {}
-        object_answers = [answer for answer in answers if answer.about_object]
+
         for answer in answers:
             if answer.about_object:
                 continue
@@ -145,9 +152,9 @@ class EvidenceLedger:
                 raise KeyError(f"unknown claim {answer.name!r}; tracked: {list(self._kinds)}")
             support, against = self.table.evidence(self._kinds[answer.name], quality, answer.answer, weight)
             entry[answer.name] = (support, against, answer.answer is not Decision.UNSURE)
-        if object_answers:
-            verdict = _object_verdict(object_answers)
-            support, against = self.table.evidence("category", quality, verdict, weight)
+        if any(answer.about_object for answer in answers):
+            verdict = object_verdict(answers)
+            support, against = self.table.evidence(CATEGORY_KIND, quality, verdict, weight)
             entry[CATEGORY_CLAIM] = (support, against, verdict is not Decision.UNSURE)
         self._by_pose[pose] = entry
 
@@ -169,45 +176,34 @@ class EvidenceLedger:
 
     def claim(self, name: str) -> ClaimEvidence:
         support, against, judged = self._totals(name)
-        return ClaimEvidence(name, self._kinds.get(name, "category"), support, against, judged)
+        return ClaimEvidence(name, self._kinds.get(name, CATEGORY_KIND), support, against, judged)
 
     def summary(self, extra: Mapping[str, tuple[float, float]] | None = None) -> EvidenceSummary:
         """The current evidence; ``extra`` adds hypothetical (support, against) per claim (what-if)."""
-        claims = []
-        for item in self.items:
-            current = self.claim(item.name)
-            more = (extra or {}).get(item.name)
-            if more is not None:
-                current = ClaimEvidence(
-                    item.name,
-                    item.kind,
-                    current.support + more[0],
-                    current.against + more[1],
-                    current.judged or sum(more) > 0,
-                )
-            claims.append(current)
-        category = self.claim(CATEGORY_CLAIM)
-        more = (extra or {}).get(CATEGORY_CLAIM)
-        if more is not None:
-            category = ClaimEvidence(
-                CATEGORY_CLAIM,
-                "category",
-                category.support + more[0],
-                category.against + more[1],
-                category.judged or sum(more) > 0,
-            )
+        more = extra or {}
+        claims = tuple(_plus(self.claim(item.name), more.get(item.name)) for item in self.items)
+        category = _plus(self.claim(CATEGORY_CLAIM), more.get(CATEGORY_CLAIM))
         probability = self.model.probability(
             [claim.odds for claim in claims], category.odds, [claim.kind for claim in claims]
         )
-        return EvidenceSummary(probability, tuple(claims), category)
+        return EvidenceSummary(probability, claims, category)
 
     def probability(self) -> float:
         return self.summary().probability
 
 
-def _object_verdict(answers: Sequence[ClaimAnswer]) -> Decision:
-    """One answer about the object from the answers a view filed under every claim: a No if any says No."""
-    decisions = {answer.answer for answer in answers}
+def _plus(claim: ClaimEvidence, more: tuple[float, float] | None) -> ClaimEvidence:
+    if more is None:
+        return claim
+    support, against = more
+    judged = claim.judged or support + against > 0
+    return ClaimEvidence(claim.name, claim.kind, claim.support + support, claim.against + against, judged)
+
+
+def object_verdict(answers: Sequence[ClaimAnswer]) -> Decision:
+    """A view's one answer about the object as a whole, from its answers marked ``about_object``: No if any
+    says No (another category), else Yes if any says Yes, else Unsure (the view made no such judgement)."""
+    decisions = {answer.answer for answer in answers if answer.about_object}
     if Decision.NO in decisions:
         return Decision.NO
     return Decision.YES if Decision.YES in decisions else Decision.UNSURE
@@ -296,7 +292,7 @@ class EvidentialPolicy:
             _, against = self.table.strongest(item.kind, Decision.NO)
             yes[item.name] = (support * views, 0.0)
             no[item.name] = (0.0, against * views)
-        _, category_no = self.table.strongest("category", Decision.NO)
+        _, category_no = self.table.strongest(CATEGORY_KIND, Decision.NO)
         no[CATEGORY_CLAIM] = (0.0, category_no * views)
         return ledger.summary(yes).probability, ledger.summary(no).probability
 
@@ -315,5 +311,7 @@ __all__ = [
     "EvidenceSummary",
     "EvidentialPolicy",
     "Thresholds",
+    "object_verdict",
     "view_quality",
+    "view_weight",
 ]
