@@ -115,3 +115,47 @@ def test_a_cup_is_no_pair_of_glasses(photo) -> None:
     answers = _ask(params, photo, TRUE, category="eyeglasses")
     assert all(a.answer is Decision.NO for a in answers)
     assert "silhouette is a filled, compact blob" in answers[0].reason
+
+
+@pytest.mark.parametrize("perturbation", ["none", "cast", "gamma", "jpeg", "noise", "all"])
+def test_the_robot_s_evidential_verdict_on_the_photo_moves_the_right_way_and_never_accepts(
+    photo, perturbation
+) -> None:
+    """One view of the real cup through the robot's classical rules and its shipped calibration
+    (``classical:robot``, fitted on renders only). Measured: the described cup rises from the prior (a third)
+    to 0.54 (0.44 under all perturbations at once), the same query with a blue body falls to 0.04, a floral
+    print nobody sees stays at 0.52 (0.43); one view never reaches YES. A part-colour claim such as "a blue
+    handle" is only ever Unsure on this photo, so it cannot count against the cup."""
+    from aiv_verifier.claims import attribute_claim_kind, is_object_claim, view_hint
+    from aiv_verifier.core.evidential import (
+        ClaimAnswer,
+        ClaimItem,
+        EvidentialPolicy,
+        Thresholds,
+        view_quality,
+    )
+    from aiv_verifier.evidence_tables import DEFAULT_CALIBRATION_FILE, load_calibration
+
+    table = load_calibration(DEFAULT_CALIBRATION_FILE).for_backend("classical:robot")
+    policy = EvidentialPolicy(table.table, table.model, Thresholds(0.95, 0.05))
+    frame = perturb(photo, perturbation, "coffee.png")
+
+    def probability(claims) -> float:
+        ledger = policy.new_ledger(
+            [ClaimItem(a.name, attribute_claim_kind(a), view_hint(a.evidence_phrase)) for a in claims]
+        )
+        answers = _ask(_robot_params(), frame, claims)
+        ledger.record(
+            (0, ""),
+            [ClaimAnswer(a.attribute, a.answer, is_object_claim(a.debug)) for a in answers],
+            quality=view_quality(CUP_BOX),
+        )
+        return ledger.probability()
+
+    prior = table.model.target_share
+    described = probability(TRUE)
+    blue = probability([*TRUE[2:], ABSENT_COLOURS[0]])  # a look-alike query: a blue cup, white inside
+    floral = probability([*TRUE, ABSENT_PRINTS[1]])
+    assert prior - 1e-9 <= described < 0.95
+    assert blue < 0.1 and blue < described
+    assert floral < 0.95
