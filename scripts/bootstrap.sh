@@ -141,6 +141,8 @@ write_env_file() {
 case \$- in *u*) _aiv_nounset=1; set +u ;; *) _aiv_nounset=0 ;; esac
 source "$VENV/bin/activate"
 export AMENT_PREFIX_PATH="$VENV\${AMENT_PREFIX_PATH:+:\$AMENT_PREFIX_PATH}"
+# The upstream ROS 2 tools' interface underlay, when scripts/install_ros2_tools.sh has built it.
+if [ -f "$REPO/.ros2-tools/install/setup.bash" ]; then source "$REPO/.ros2-tools/install/setup.bash"; fi
 source "$WS/install/setup.bash"
 export RMW_IMPLEMENTATION=rmw_fastrtps_cpp
 export FASTDDS_DEFAULT_PROFILES_FILE="$REPO/config/fastdds_localhost_shm16mb.xml"

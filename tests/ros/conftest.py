@@ -26,6 +26,7 @@ if ROS_IMPORT_ERROR is not None:
         raise ImportError(f"ROS tests required but ROS is not importable: {ROS_IMPORT_ERROR}")
     collect_ignore_glob = ["test_*.py"]
 else:
+    from support.ros2_cli import Ros2Process
     from support.ros_harness import NodeProcess, SpinningExecutor, ros_context
     from support.synthetic import micro_root  # noqa: F401 - session fixture shared by node tests
 
@@ -46,6 +47,24 @@ else:
 
         def start(argv: list[str], name: str = "node", env: dict[str, str] | None = None) -> NodeProcess:
             process = NodeProcess(argv, tmp_path / f"{name}-{len(started)}.log", env)
+            started.append(process)
+            return process
+
+        yield start
+        for process in started:
+            process.stop()
+        failed = getattr(request.node, "rep_call", None)
+        if failed is not None and failed.failed:
+            for process in started:
+                print(f"----- output of {process.argv} -----\n{process.output()}")
+
+    @pytest.fixture
+    def ros2_process(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., Ros2Process]]:
+        """Factory starting `ros2 launch` / `ros2 run` / `ros2 topic echo` children; all stopped afterwards."""
+        started: list[Ros2Process] = []
+
+        def start(argv: list[str], name: str = "ros2", cwd: Path | None = None) -> Ros2Process:
+            process = Ros2Process(argv, tmp_path / f"{name}-{len(started)}.log", cwd=cwd)
             started.append(process)
             return process
 

@@ -15,13 +15,22 @@ from launch_ros.substitutions import FindPackageShare
 def generate_launch_description() -> LaunchDescription:
     arguments = [
         DeclareLaunchArgument("dataset_root", description="PInVerify dataset directory"),
-        DeclareLaunchArgument("index_file", default_value="val/pv_index_all.jsonl"),
-        DeclareLaunchArgument("privileged_output", default_value="false"),
+        DeclareLaunchArgument(
+            "index_file",
+            default_value="val/pv_index_all.jsonl",
+            description="episode index, relative to dataset_root",
+        ),
+        DeclareLaunchArgument(
+            "privileged_output",
+            default_value="false",
+            description="also publish the privileged ground truth (sim/ground_truth_view) the oracle verifiers need",
+        ),
         DeclareLaunchArgument(
             "params_file",
             default_value=PathJoinSubstitution(
                 [FindPackageShare("aiv_offline_sim"), "config", "offline_sim.yaml"]
             ),
+            description="params YAML with an offline_sim section",
         ),
     ]
     simulator = Node(
