@@ -5,16 +5,24 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 PYTEST_WORKERS ?= 2
-PYTEST_ARGS ?=
+# Upstream sources of the ROS 2 tools PyPI lacks (ros2 CLI, ros2 launch, vision_msgs, nav2_msgs, ...).
+ROS2_UPSTREAM ?= ../shared/ros2-upstream
+PYTEST_ros2-tools: setup  ## install `ros2`, `ros2 launch` and vision_msgs / nav2_msgs / tf2_msgs from ROS2_UPSTREAM (not needed with apt ROS 2)
+	@bash scripts/install_ros2_tools.sh $(ROS2_UPSTREAM)
+
+ARGS ?=
 RUN := source .env.sh &&
 
-.PHONY: help setup demo bench test lint format build clean lock
+.PHONY: help setup ros2-tools demo bench test lint format build clean lock
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
 setup:  ## create .venv, install pinned ROS 2 wheels + deps, build ros2_ws, write .env.sh
 	@bash scripts/bootstrap.sh
+
+ros2-tools: setup  ## install `ros2`, `ros2 launch` and vision_msgs / nav2_msgs / tf2_msgs from ROS2_UPSTREAM (not needed with apt ROS 2)
+	@bash scripts/install_ros2_tools.sh $(ROS2_UPSTREAM)
 
 ARGS ?=
 
@@ -26,8 +34,10 @@ bench: setup  ## ROS path vs in-process path on the first 48 val pairs: time per
 	  python -m aiv_eval.cli bench ros2_ws/src/aiv_verifier/config/offline_eval.yaml \
 	  --dataset data/pv_synthetic_default --set evaluator.slice_end=48 $(ARGS)
 
-test: setup lint  ## lint, then every test (unit, ROS integration with real DDS, end to end)
-	@$(RUN) AIV_REQUIRE_ROS=1 python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+test: setup lint  ## lint, then every test (unit, ROS integration with real DDS, the ros2 tools when ROS2_UPSTREAM exists)
+	@bash scripts/install_ros2_tools.sh --optional $(ROS2_UPSTREAM)
+	@$(RUN) AIV_REQUIRE_ROS=1 AIV_REQUIRE_ROS2_TOOLS=$$([ -d "$(ROS2_UPSTREAM)" ] && echo 1 || echo 0) \
+	  python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 lint: setup  ## ruff check + format check + mypy (pyproject.toml [tool.mypy])
 	@$(RUN) ruff check . && ruff format --check . && mypy
@@ -42,4 +52,4 @@ lock: setup  ## regenerate requirements/constraints.txt from the current venv
 	@$(RUN) python scripts/lock_requirements.py
 
 clean:  ## remove build products (keeps .venv and data)
-	rm -rf ros2_ws/build ros2_ws/install ros2_ws/log .env.sh .venv/.aiv-stamps/build
+	rm -rf ros2_ws/build ros2_ws/install ros2_ws/log .ros2-tools .env.sh .venv/.aiv-stamps/build .venv/.aiv-stamps/ros2-tools

@@ -81,6 +81,8 @@ def test_mv_attr_over_http_records_metrics_and_never_writes_the_key(
             _run(tmp_path, root, refusing.url, "checked", "verifier.agent.nbv=llm")
         assert "\n" not in str(refused_at_start.value) and SECRET not in str(refused_at_start.value)
         assert not (tmp_path / "checked" / "results.jsonl").exists()
+        probes = refusing.requests_served
+        assert probes == 1  # /v1/models answered 401: one one-token probe, once for the whole run
         # Started anyway: every call (per-view and LLM-NBV) answers HTTP 401, which is not retried.
         failed = _run(
             tmp_path,
@@ -90,7 +92,7 @@ def test_mv_attr_over_http_records_metrics_and_never_writes_the_key(
             "verifier.agent.nbv=llm",
             "verifier.language_model.check_server=false",
         )
-        refused = refusing.requests_served
+        refused = refusing.requests_served - probes
     results = [json.loads(line) for line in (failed / "results.jsonl").read_text().splitlines()]
     assert all(r["prediction"] == "No" for r in results)  # all Missing: the reference's tie ⇒ No
     totals = json.loads((failed / "metrics.json").read_text())["model_calls"]["totals"]

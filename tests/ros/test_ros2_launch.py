@@ -146,8 +146,11 @@ def test_offline_sim_launch_serves_a_dataset(tmp_path: Path, micro_root: Path, r
         "offline_sim",
     )  # fmt: skip
     ros2_until(["node", "list"], lambda out: "/offline_sim" in out.split(), "the simulator node")
-    ros2_until(["node", "info", "/offline_sim"], lambda out: "/move_to_sector: aiv_interfaces/action/MoveToSector" in out,
-               "its MoveToSector server")
+    ros2_until(
+        ["node", "info", "/offline_sim"],
+        lambda out: "/move_to_sector: aiv_interfaces/action/MoveToSector" in out,
+        "its MoveToSector server",
+    )
     assert launch.stop() == 0, launch.output()
 
 
@@ -164,7 +167,9 @@ def test_verifier_launch_in_a_namespace_with_a_remapped_camera(ros2_process) -> 
     )
     assert "/arm1/verifier/verdict: aiv_interfaces/msg/Verdict" in info, info
     assert "/arm1/move_to_sector" in info, info
-    assert "/arm1/verify_instance" in ros2("action", "list").stdout
+    ros2_until(["node", "info", "/arm1/verifier_goals"],
+               lambda out: "/arm1/verify_instance: aiv_interfaces/action/VerifyInstance" in out,
+               "the namespaced VerifyInstance server")  # fmt: skip
     assert launch.stop() == 0, launch.output()
 
 

@@ -11,6 +11,7 @@ the process environment (domain id, localhost discovery, log dirs) is the test p
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shutil
@@ -37,6 +38,10 @@ DAEMON_VERBS = {
     ("topic", "echo"),
     ("service", "list"),
 }
+#: Verbs that look one node up and take --timeout to wait for it (without the daemon, discovery takes a moment).
+NODE_TIMEOUT_VERBS = {("param", "describe"), ("param", "get"), ("param", "set"), ("param", "dump")}
+NODE_TIMEOUT_S = "15"
+DISCOVERY_SPIN_S = "2.0"
 #: Verbs that query the graph through the daemon and have no --no-daemon: the daemon they start is stopped after.
 DAEMON_ONLY_VERBS = {("action", "list"), ("action", "info"), ("topic", "hz"), ("service", "type")}
 
@@ -65,11 +70,29 @@ def require_tools(*modules: str) -> None:
     pytest.skip(reason, allow_module_level=True)
 
 
+def skip_unless_tools(*modules: str) -> None:
+    """Inside one test: skip it (one line) when the tools are missing, or fail it where they are required."""
+    reason = missing_tools(*modules)
+    if reason is None:
+        return
+    if os.environ.get("AIV_REQUIRE_ROS2_TOOLS") == "1":
+        pytest.fail(f"AIV_REQUIRE_ROS2_TOOLS=1 but {reason}")
+    pytest.skip(reason)
+
+
 def with_no_daemon(argv: Sequence[str]) -> list[str]:
-    """``argv`` (without the leading ``ros2``) with --no-daemon added where the verb takes it."""
+    """``argv`` (without the leading ``ros2``) with --no-daemon added where the verb takes it.
+
+    Those verbs also get a longer --spin-time, and verbs that wait for a node get --timeout, so a node the fresh
+    CLI process has not discovered yet is waited for rather than reported as not found.
+    """
     argv = list(argv)
     if tuple(argv[:2]) in DAEMON_VERBS and "--no-daemon" not in argv:
-        argv.append("--no-daemon")
+        # Without the daemon each call discovers the graph afresh, for --spin-time (0.5 s by default: too short
+        # for a dozen nodes on two busy cores).
+        argv += ["--no-daemon", "--spin-time", DISCOVERY_SPIN_S]
+    if tuple(argv[:2]) in NODE_TIMEOUT_VERBS and "--timeout" not in argv:
+        argv += ["--timeout", NODE_TIMEOUT_S]
     return argv
 
 
@@ -96,9 +119,7 @@ def ros2(
     return completed
 
 
-def ros2_until(
-    argv: Sequence[str], accept: Callable[[str], bool], what: str, timeout_s: float = 30.0
-) -> str:
+def ros2_until(argv: Sequence[str], accept: Callable[[str], bool], what: str, timeout_s: float = 30.0) -> str:
     """Repeat a one-shot ``ros2`` query until its output satisfies ``accept`` (discovery takes a moment)."""
     deadline = time.monotonic() + timeout_s
     output = ""
@@ -140,8 +161,9 @@ class Ros2Process:
         deadline = time.monotonic() + timeout_s
         while text not in self.output():
             if not self.running and text not in self.output():
-                raise AssertionError(f"{self.argv} exited {self.process.returncode} before printing {text!r}:\n"
-                                     f"{self.output()}")
+                raise AssertionError(
+                    f"{self.argv} exited {self.process.returncode} before printing {text!r}:\n{self.output()}"
+                )
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out waiting for {text!r} from {self.argv}:\n{self.output()}")
             time.sleep(0.05)
@@ -151,22 +173,22 @@ class Ros2Process:
         try:
             return self.process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired as error:
-            raise AssertionError(f"{self.argv} still running after {timeout_s:.0f} s:\n{self.output()}") from error
+            raise AssertionError(
+                f"{self.argv} still running after {timeout_s:.0f} s:\n{self.output()}"
+            ) from error
 
     def stop(self, grace_s: float = 20.0) -> int:
-        """SIGINT as Ctrl-C does; the exit code. The process group is killed after the grace period either way."""
+        """SIGINT to the process group, as Ctrl-C does; the exit code. The group is killed after the grace period."""
         if self.running:
-            self.process.send_signal(signal.SIGINT)
-            try:
+            # A terminal's Ctrl-C goes to the whole foreground process group; `ros2 run` relies on that.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGINT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=grace_s)
-            except subprocess.TimeoutExpired:
-                pass
         self._kill_group()
         self._log.close()
         return self.process.wait(timeout=10)
 
     def _kill_group(self) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass

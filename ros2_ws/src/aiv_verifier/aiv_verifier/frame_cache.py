@@ -158,6 +158,15 @@ class FrameCache:
             self._entry(stamp_ns).ground_truth = message
             self._condition.notify_all()
 
+    def image_size(self, stamp_ns: int) -> tuple[int, int] | None:
+        """(width, height) of the decoded image stamped ``stamp_ns``; None when it is not (or no longer) here."""
+        with self._condition:
+            entry = self._entries.get(stamp_ns)
+            if entry is None or entry.image is None:
+                return None
+            height, width = entry.image.shape[:2]
+            return int(width), int(height)
+
     def put_detections(self, stamp_ns: int, detections: Any, query: str = "") -> None:
         """Store the detections of one frame, computed for the text ``query`` ("" = not said)."""
         with self._condition:

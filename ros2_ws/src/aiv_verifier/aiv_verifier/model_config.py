@@ -83,8 +83,9 @@ class LanguageModelParams:
     connect_timeout_s: float = 5.0
     """openai: seconds to connect (the reference: 5)."""
     check_server: bool = True
-    """openai: at start-up, ask the server for its models and refuse to start when it cannot be reached or does
-    not serve ``model`` (false: start anyway; failed calls then answer "" and count as Missing)."""
+    """openai: at start-up, ask the server for its models (a ``model`` it does not list gets a one-token chat
+    completion as a probe) and refuse to start when it cannot be reached or does not answer for ``model`` (false:
+    start anyway; failed calls then answer "" and count as Missing)."""
     read_timeout_s: float = 60.0
     """openai: seconds to wait for an answer (the reference: 60)."""
     retries: int = 2

@@ -20,6 +20,8 @@ from .config_schema import config_parameter_specs
 FRAME_QOS = "frame_qos"
 #: Values of ``image_transport``.
 IMAGE_TRANSPORTS = ("raw", "compressed")
+#: Values of ``detections_type``.
+DETECTIONS_TYPES = ("auto", "aiv", "vision_msgs")
 
 GOAL_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("default_step_budget", 6, "step budget of a goal that asks for 0", minimum=1),
@@ -50,6 +52,15 @@ WIRING_PARAMETERS: tuple[ParameterSpec, ...] = (
     ),
     ParameterSpec(
         "detections_topic", "detections", "Detection2DArray topic (agent.bbox_mode detections only)"
+    ),
+    ParameterSpec(
+        "detections_type",
+        "auto",
+        "message type of detections_topic: aiv (aiv_interfaces/Detection2DArray: corners, score, the query "
+        "run), vision_msgs (vision_msgs/Detection2DArray as isaac_ros_grounding_dino publishes it: centre + "
+        "size in pixels, results[].hypothesis class_id = prompt phrase and score; no query, so any is "
+        "accepted), auto (the type the topic's publisher offers, looked up until one appears; aiv until then)",
+        choices=DETECTIONS_TYPES,
     ),
     ParameterSpec(
         "detection_query_topic",

@@ -1,4 +1,4 @@
-"""Conversions between aiv_interfaces messages and the agent's plain types.
+"""Conversions between aiv_interfaces messages (and vision_msgs detections) and the agent's plain types.
 
 Kept apart from the node so they can be unit-tested without spinning anything and reused by the evaluator,
 which rebuilds the same episode records from a Verdict that the in-process path builds from the session.
@@ -7,7 +7,9 @@ which rebuilds the same episode records from a Verdict that the in-process path 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from aiv_dataset.vocabulary import MoveOutcome
 from aiv_interfaces.msg import AttributeState as AttributeStateMsg
@@ -87,25 +89,112 @@ def geometry_from_ground_truth(message: GroundTruthView) -> SectorGeometry | Non
     return geometry_from_layout(layout, (float(goal.x), float(goal.y), float(goal.z)))
 
 
-def detections_from_message(message: Detection2DArray) -> tuple[tuple[Detection, ...], list[str]]:
-    """Boxes of an external detector; entries with a score outside [0, 1] or non-finite values are dropped."""
-    kept: list[Detection] = []
-    notes: list[str] = []
-    for position, item in enumerate(message.detections):
-        values = (item.x_min, item.y_min, item.x_max, item.y_max, item.score)
-        if not all(math.isfinite(float(value)) for value in values):
-            notes.append(f"detection {position}: non-finite value")
-            continue
-        if not 0.0 <= float(item.score) <= 1.0:
-            notes.append(f"detection {position}: score {item.score} outside [0, 1]")
-            continue
-        kept.append(
-            Detection(
+#: Type names of the two detection messages the verifier reads (as ``ros2 topic info`` and the graph name them).
+AIV_DETECTIONS_TYPE = "aiv_interfaces/msg/Detection2DArray"
+VISION_DETECTIONS_TYPE = "vision_msgs/msg/Detection2DArray"
+
+
+class BadDetections(ValueError):
+    """A detections message the verifier refuses as a whole; the text says which box and why, in one line."""
+
+
+@dataclass(frozen=True)
+class ReceivedBox:
+    """One box as a detector sent it, before any check: pixel corners (xyxy), score and class / phrase."""
+
+    xyxy: tuple[float, float, float, float]
+    score: float
+    label: str = ""
+
+    def problem(self, image_size: tuple[int, int] | None) -> str | None:
+        """Why this box is unusable in an image of ``image_size`` (width, height; None = size unknown), or None.
+
+        A box that only overhangs the border is kept (Grounding DINO's boxes are not clipped; the crop clamps
+        them); one that lies wholly outside the image, or is flipped (negative size), says the detector's
+        coordinates are not this image's pixels.
+        """
+        x_min, y_min, x_max, y_max = self.xyxy
+        shown = f"[{x_min:g}, {y_min:g}, {x_max:g}, {y_max:g}] (xyxy) score {self.score:g}"
+        if not all(math.isfinite(value) for value in (*self.xyxy, self.score)):
+            return f"box {shown} has a non-finite value"
+        if not 0.0 <= self.score <= 1.0:
+            return f"box {shown}: score outside [0, 1]"
+        if x_max < x_min or y_max < y_min:
+            return f"box {shown} has a negative size ({x_max - x_min:g} x {y_max - y_min:g})"
+        if image_size is not None:
+            width, height = image_size
+            if x_max <= 0 or y_max <= 0 or x_min >= width or y_min >= height:
+                return f"box {shown} lies outside the {width}x{height} image"
+        return None
+
+
+def received_boxes(message: Any) -> tuple[str, tuple[ReceivedBox, ...]]:
+    """The one conversion of a detections message into plain boxes: ``(query, boxes)``.
+
+    ``aiv_interfaces/Detection2DArray``: corners as sent, its ``query``. ``vision_msgs/Detection2DArray``, read
+    the way isaac_ros_grounding_dino fills it: ``bbox.center.position`` and ``bbox.size_x/size_y`` in pixels
+    (centre + size), the best of ``results[i].hypothesis`` (``class_id`` = the prompt phrase, ``score``);
+    vision_msgs has no query field, so its query is "" (a detector that does not say). The header stamp is the
+    image's in both. BadDetections for a vision_msgs detection without any hypothesis (it has no score).
+    """
+    if isinstance(message, Detection2DArray):
+        return message.query, tuple(
+            ReceivedBox(
                 (float(item.x_min), float(item.y_min), float(item.x_max), float(item.y_max)),
                 float(item.score),
+                item.label,
+            )
+            for item in message.detections
+        )
+    boxes = []
+    for position, item in enumerate(message.detections):
+        if not item.results:
+            raise BadDetections(f"detection {position} has no hypothesis (results is empty): no score")
+        best = max(item.results, key=lambda result: float(result.hypothesis.score)).hypothesis
+        centre_x, centre_y = float(item.bbox.center.position.x), float(item.bbox.center.position.y)
+        half_x, half_y = float(item.bbox.size_x) / 2.0, float(item.bbox.size_y) / 2.0
+        boxes.append(
+            ReceivedBox(
+                (centre_x - half_x, centre_y - half_y, centre_x + half_x, centre_y + half_y),
+                float(best.score),
+                best.class_id,
             )
         )
-    return tuple(kept), notes
+    return "", tuple(boxes)
+
+
+def offered_detections_type(offered: Iterable[str]) -> str | None:
+    """``detections_type: auto``: which type to read, from the types the topic's publishers offer: ``aiv`` or
+    ``vision_msgs``; ``aiv`` when both are offered; None when neither (no publisher yet: keep what is read)."""
+    types = set(offered)
+    if AIV_DETECTIONS_TYPE in types:
+        return "aiv"
+    if VISION_DETECTIONS_TYPE in types:
+        return "vision_msgs"
+    return None
+
+
+def checked_detections(
+    message: Any, image_size: tuple[int, int] | None = None
+) -> tuple[tuple[Detection, ...], str]:
+    """The boxes of a detections message of either type (:func:`received_boxes`) as the agent's Detections,
+    and the query they were computed for; BadDetections (one line) when any box is unusable
+    (:meth:`ReceivedBox.problem`): the whole message is refused, never a part of it."""
+    query, boxes = received_boxes(message)
+    for position, box in enumerate(boxes):
+        problem = box.problem(image_size)
+        if problem is not None:
+            raise BadDetections(f"detection {position}: {problem}")
+    return tuple(Detection(box.xyxy, box.score) for box in boxes), query
+
+
+def detections_from_message(message: Any) -> tuple[tuple[Detection, ...], list[str]]:
+    """Boxes of a recorded detections message and why it was refused: all of them, or none with one note
+    (the verifier's rule, :func:`checked_detections`, without an image size)."""
+    try:
+        return checked_detections(message)[0], []
+    except BadDetections as error:
+        return (), [str(error)]
 
 
 def attribute_message(row: AttributeRow) -> AttributeStateMsg:

@@ -30,11 +30,19 @@ still arrive after the new query is published (a forward in flight, or the same 
 an empty result carries no label to tell it by; the query the detector ran, in the very message, is exact.
 The detector node re-runs its last frame when the query changes, so the first view of a request gets boxes
 for the new query; the frame cache keeps each frame's detections per query, so stale ones never replace them.
+
+Detection messages (``detections_type``): ``aiv_interfaces/Detection2DArray`` or ``vision_msgs/Detection2DArray``
+as isaac_ros_grounding_dino publishes it (centre + size boxes, ``class_id`` = prompt phrase, no query, so its
+boxes are accepted for any query); ``auto`` reads the type the topic's publisher offers. Both become the same
+boxes in one converter (:func:`~aiv_verifier.ros_messages.checked_detections`), so stamp matching, the checks
+(a non-finite value, a score outside [0, 1], a negative size or a box wholly outside the image refuses the whole
+message with one warning line) and the best-box rule are the same for both.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import sys
 import threading
 import time
@@ -76,7 +84,15 @@ from .detection.grounding_dino import grounding_query
 from .detector_node import QUERY_QOS
 from .frame_cache import NANOS_PER_SECOND, FrameCache, StampAhead
 from .parameters import FRAME_QOS, check_verifier_values, verifier_parameters
-from .ros_messages import detections_from_message, failure_verdict, verdict_message
+from .ros_messages import (
+    AIV_DETECTIONS_TYPE,
+    VISION_DETECTIONS_TYPE,
+    BadDetections,
+    checked_detections,
+    failure_verdict,
+    offered_detections_type,
+    verdict_message,
+)
 from .ros_port import FrameSource, MoveChannel, RosEpisodePort
 from .verification.base import VerifierError
 
@@ -90,6 +106,15 @@ REQUEST_QOS = QoSProfile(
 
 #: Seconds between two warnings about images stamped too far ahead of the clock (each one is counted).
 STAMP_AHEAD_WARNING_PERIOD_S = 10.0
+#: ``detections_type: auto``: seconds between two looks at the type the detections topic's publishers offer.
+DETECTIONS_TYPE_CHECK_S = 0.5
+
+try:  # optional: read detections of a vision_msgs detector (isaac_ros_grounding_dino and most ROS perception)
+    _vision: Any = importlib.import_module("vision_msgs.msg")
+except ImportError:
+    _vision = None
+#: ``detections_type`` value -> the full type name, as the graph and ``ros2 topic info`` say it.
+DETECTIONS_TYPE_NAMES = {"aiv": AIV_DETECTIONS_TYPE, "vision_msgs": VISION_DETECTIONS_TYPE}
 
 
 @dataclass(frozen=True)
@@ -121,6 +146,7 @@ class VerifierNode(Node):
         image_topic = str(values["image_topic"])
         gt_topic = str(values["ground_truth_topic"])
         detections_topic = str(values["detections_topic"])
+        self.detections_type = str(values["detections_type"])
         verdict_topic = str(values["verdict_topic"])
         request_topic = str(values["request_topic"])
         step_topic = str(values["step_topic"])
@@ -170,8 +196,19 @@ class VerifierNode(Node):
             self.create_subscription(GroundTruthView, gt_topic, self.on_ground_truth, frame_qos)
         self.detection_query_pub = None
         self.detection_query = ""  # the caption the current (or last) request asked the detector for
+        self._detections_topic = detections_topic
+        self._detections_sub: Any = None
+        self._detections_kind = ""  # the type read now: aiv | vision_msgs
+        self._offered_kind: str | None = None  # auto: what the publishers offered at the last look
         if self.need_detections:
-            self.create_subscription(Detection2DArray, detections_topic, self.on_detections, 10)
+            if self.detections_type == "vision_msgs" and _vision is None:
+                raise ParameterError(
+                    "parameter 'detections_type' = 'vision_msgs' but vision_msgs is not installed here "
+                    "(ros-<distro>-vision-msgs); use 'aiv' or install it"
+                )
+            self._read_detections_as("vision_msgs" if self.detections_type == "vision_msgs" else "aiv")
+            if self.detections_type == "auto":
+                self.create_timer(DETECTIONS_TYPE_CHECK_S, self._follow_detections_type)
             if values["detection_query_topic"]:
                 self.detection_query_pub = self.create_publisher(
                     String, str(values["detection_query_topic"]), QUERY_QOS
@@ -297,12 +334,57 @@ class VerifierNode(Node):
     def on_ground_truth(self, message: GroundTruthView) -> None:
         self.frames.put_ground_truth(stamp_to_nanoseconds(message.header.stamp), message)
 
-    def on_detections(self, message: Detection2DArray) -> None:
-        detections, notes = detections_from_message(message)
-        for note in notes:
-            self._note_bad_message(f"detections: {note}")
-        query = grounding_query(message.query) if message.query.strip() else ""
-        self.frames.put_detections(stamp_to_nanoseconds(message.header.stamp), detections, query)
+    def _read_detections_as(self, kind: str) -> None:
+        """(Re)subscribe to the detections topic with the message type ``kind`` (aiv | vision_msgs)."""
+        if self._detections_sub is not None:
+            self.destroy_subscription(self._detections_sub)
+        message_type = _vision.Detection2DArray if kind == "vision_msgs" else Detection2DArray
+        self._detections_sub = self.create_subscription(
+            message_type, self._detections_topic, self.on_detections, 10
+        )
+        self._detections_kind = kind
+
+    def _follow_detections_type(self) -> None:
+        """``detections_type: auto``: read the type the topic's publishers offer (ours until one appears)."""
+        topic = self._detections_sub.topic_name
+        offered = {info.topic_type for info in self.get_publishers_info_by_topic(topic)}
+        kind = offered_detections_type(offered)
+        if kind is None or kind == self._offered_kind:
+            return
+        self._offered_kind = kind
+        if kind == "vision_msgs" and _vision is None:
+            self.get_logger().warning(
+                f"detections_type auto: {topic} is published as {VISION_DETECTIONS_TYPE}, but vision_msgs is not "
+                "installed here: those detections cannot be read"
+            )
+            return
+        others = sorted(offered - {DETECTIONS_TYPE_NAMES[kind]})
+        self.get_logger().info(
+            f"detections_type auto: reading {topic} as {DETECTIONS_TYPE_NAMES[kind]}, the type its publisher offers"
+            + (f" (also offered, ignored: {', '.join(others)})" if others else "")
+        )
+        if kind != self._detections_kind:
+            self._read_detections_as(kind)
+
+    def on_detections(self, message: Any) -> None:
+        """Boxes of one frame, from either message type through the one converter; a message with a bad box is
+        refused whole (one warning line, counted) and the frame waits for other detections."""
+        stamp = stamp_to_nanoseconds(message.header.stamp)
+        try:
+            detections, query = checked_detections(message, self._image_size(stamp))
+        except BadDetections as error:
+            kind = DETECTIONS_TYPE_NAMES[self._detections_kind]
+            self._note_bad_message(f"detections stamped {stamp} ns ({kind}) refused: {error}")
+            return
+        self.frames.put_detections(stamp, detections, grounding_query(query) if query.strip() else "")
+
+    def _image_size(self, stamp_ns: int) -> tuple[int, int] | None:
+        """(width, height) the boxes of the frame ``stamp_ns`` must lie in: its image when it is here, else the
+        camera's calibration; None when neither is known (then only the boxes' own values are checked)."""
+        size = self.frames.image_size(stamp_ns)
+        if size is None and (camera := self.camera.get()) is not None:
+            size = (camera.width, camera.height)
+        return size
 
     def _note_bad_message(self, text: str, warn: bool = True) -> None:
         with self._stats_lock:
@@ -491,6 +573,10 @@ class VerifierNode(Node):
         ]
         if self.detection_query_pub is not None:
             status.values.append(KeyValue(key="detection_query", value=self.detection_query))
+        if self.need_detections:
+            status.values.append(
+                KeyValue(key="detections_type", value=DETECTIONS_TYPE_NAMES[self._detections_kind])
+            )
         status.values += [
             KeyValue(key=f"latency_ms.{stage}", value=f"{seconds * 1000.0:.2f}")
             for stage, seconds in sorted(stages.items())

@@ -172,10 +172,15 @@ class OpenAIChatTransport:
         return _answer_text(raw)
 
     def check_server(self) -> str:
-        """ "" when the server answers ``GET {base_url}/models`` and serves ``model``, else why not (one line).
+        """ "" when the server answers for ``model``, else why not (one line).
 
         Run once at start-up: a mistyped URL or model name would otherwise turn every call of a whole
-        evaluation into an empty answer ("Missing"). One attempt, the connect timeout for both phases.
+        evaluation into an empty answer ("Missing"). First ``GET {base_url}/models`` (one attempt, the connect
+        timeout for both phases): a server that lists ``model`` is accepted, one that cannot be reached is
+        refused. Not every server lists what it serves (``transformers serve`` lists its hub cache only: HTTP
+        500 without one, ``[]`` with an empty one, never a model loaded from a local directory), so any other
+        answer gets a probe: one chat completion for ``model`` with ``max_tokens`` 1. A well-formed completion
+        accepts the server; otherwise the refusal names what ``/models`` said and what the probe got.
         """
         headers = {"Accept": "application/json"}
         if self.__api_key:
@@ -192,18 +197,44 @@ class OpenAIChatTransport:
                 if isinstance(error, TimeoutError)
                 else (getattr(error, "strerror", None) or error)
             )
-            return self._redact(f"cannot reach {self.base_url}/models: {reason}")
+            return _one_line(self._redact(f"cannot reach {self.base_url}/models: {reason}"))
         finally:
             connection.close()
         if response.status != 200:
-            return self._redact(f"{self.base_url}/models answered HTTP {response.status}")
+            said = f"{self.base_url}/models answered HTTP {response.status}"
+        else:
+            try:
+                data = json.loads(raw.decode("utf-8"))
+                served = [str(item["id"]) for item in data["data"]]
+            except (UnicodeDecodeError, ValueError, KeyError, TypeError):
+                said = f"{self.base_url}/models answered no OpenAI model list"
+            else:
+                if self.model in served:
+                    return ""
+                said = (
+                    f"{self.base_url} does not serve model {self.model!r}; it serves {served}"
+                    if served
+                    else f"{self.base_url}/models lists no models"
+                )
+        failure = self._probe()
+        if not failure:
+            return ""
+        return _one_line(
+            self._redact(
+                f"{said}, and a one-token chat completion for model {self.model!r} failed: {failure}"
+            )
+        )
+
+    def _probe(self) -> str:
+        """ "" when a chat completion for ``model`` with ``max_tokens`` 1 comes back well-formed, else what it got.
+
+        The body is a real call's (same fields), so a server that rejects one of them is found here too.
+        """
+        body = json.dumps(self.payload(ChatRequest("Reply with one word."), 1)).encode("utf-8")
         try:
-            data = json.loads(raw.decode("utf-8"))
-            served = [str(item["id"]) for item in data["data"]]
-        except (UnicodeDecodeError, ValueError, KeyError, TypeError):
-            return ""  # a server that lists no models in the OpenAI form: nothing more to check
-        if self.model not in served:
-            return f"{self.base_url} does not serve model {self.model!r}; it serves {served}"
+            self._attempt(body)
+        except _Failure as failure:
+            return str(failure)
         return ""
 
     def _connection(self) -> http.client.HTTPConnection:
@@ -218,6 +249,11 @@ class OpenAIChatTransport:
 
     def close(self) -> None:
         """No pooled connections to close: each call opens and closes its own."""
+
+
+def _one_line(text: str) -> str:
+    """``text`` with every run of whitespace (newlines of a quoted error body included) as one space."""
+    return " ".join(text.split())
 
 
 def _answer_text(raw: bytes) -> str:
