@@ -1,4 +1,4 @@
-"""bag_replay.launch.py, checked statically (``launch`` is not installable here): the simulator serves the tour
+"""bag_replay.launch.py, checked statically (tests/ros/test_ros2_launch.py launches it): the simulator serves the tour
 bags, every node follows one use_sim_time, the evaluator is optional and reads the tours' labels."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""robot_verify.launch.py, checked statically (``launch`` is not installable here): it starts the verifier and the
-robot adapter (and the stand-in on request) with the right params files, its params files name only declared
+"""robot_verify.launch.py, checked statically (tests/ros/test_ros2_verbs.py launches it): it starts the verifier
+and the robot adapter (and the stand-in on request) with the right params files, its params files name only declared
 parameters, the verifier waits longer for a move than the adapter's worst move takes, and the camera QoS matches
 an ordinary driver."""
 

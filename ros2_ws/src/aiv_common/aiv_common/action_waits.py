@@ -34,6 +34,14 @@ class ServerLostError(RuntimeError):
     """A server disappeared from the graph while it was working on our request."""
 
 
+class GoalCancelled(RuntimeError):
+    """We asked the server to cancel a goal because whoever waited for its result gave up."""
+
+
+#: How often a wait for a goal's result checks whether its caller gave up (a cancel is answered within it).
+CANCEL_CHECK_S = 0.1
+
+
 def wait_for_future(future, timeout_s: float) -> bool:
     """Block until an rclpy future completes (someone else spins) or the timeout passes; True if done."""
     done = threading.Event()
@@ -199,16 +207,36 @@ class SentGoal:
     handle: ClientGoalHandle | None = None
     result_future: Future | None = None  # a result request already in flight, if any
 
-    def result(self, timeout_s: float, alive: Callable[[], bool], what: str) -> Any | None:
-        """The result response of the accepted goal; None on timeout (the goal is then asked to cancel)."""
+    def result(
+        self,
+        timeout_s: float,
+        alive: Callable[[], bool],
+        what: str,
+        cancel_when: Callable[[], bool] | None = None,
+    ) -> Any | None:
+        """The result response of the accepted goal; None on timeout (the goal is then asked to cancel).
+
+        ``cancel_when`` is checked every :data:`CANCEL_CHECK_S` while the result is awaited: once it is true the
+        goal is asked to cancel and :class:`GoalCancelled` is raised at once, without waiting for the server to
+        confirm, so whoever gave up (a cancelled request, a node shutting down) is answered promptly and the
+        server still stops the work it started.
+        """
         if not self.accepted:
             raise ValueError("the goal was refused; it has no result")
         if self.result_future is None:
             self.result_future = self._handle().get_result_async()
-        if not wait_for_future_while(self.result_future, timeout_s, alive, what):
-            self.cancel()
-            return None
-        return self.result_future.result()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            remaining = deadline - time.monotonic()
+            step = remaining if cancel_when is None else min(CANCEL_CHECK_S, remaining)
+            if wait_for_future_while(self.result_future, max(0.0, step), alive, what):
+                return self.result_future.result()
+            if cancel_when is not None and cancel_when():
+                self.cancel()
+                raise GoalCancelled(f"{what}'s goal was cancelled: its caller gave up")
+            if time.monotonic() >= deadline:
+                self.cancel()
+                return None
 
     def cancel(self) -> None:
         if self.accepted:

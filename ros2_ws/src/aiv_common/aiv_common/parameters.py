@@ -155,6 +155,7 @@ def start_node(
     args: list[str] | None,
     *,
     config_errors: tuple[type[Exception], ...] = (),
+    **init_kwargs: Any,
 ) -> NodeT | None:
     """``rclpy.init`` and the node, or None after one line on stderr: the caller exits with code 2.
 
@@ -162,7 +163,7 @@ def start_node(
     a dataset that does not load). Every node's ``main`` starts this way, so the one-line message and the
     exit code that ``aiv-eval`` reads as "do not restart" are the same for all of them.
     """
-    if not init_or_report(program, args):
+    if not init_or_report(program, args, **init_kwargs):
         return None
     refused: tuple[type[Exception], ...] = (ParameterError, *config_errors)
     try:

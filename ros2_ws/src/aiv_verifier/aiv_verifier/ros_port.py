@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiv_common.action_waits import (
+    GoalCancelled,
     RenewableActionClient,
     ServerLostError,
     action_server_watch,
@@ -24,7 +25,7 @@ from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import StepReport
 from rclpy.node import Node
 
-from .agent.port import FrameRequest, FrameUnavailable, FrameUnusable, MoveFailed, MoveReport
+from .agent.port import FrameRequest, FrameUnavailable, FrameUnusable, MoveCancelled, MoveFailed, MoveReport
 from .agent.session import AgentStep, ViewFrame
 from .agent.trace import TraceEntry
 from .camera_model import LatestCamera
@@ -145,8 +146,12 @@ class MoveChannel:
     server_wait_s: float
     timeout_s: float
 
-    def request(self, direction: str) -> Any:
-        """The MoveToSector result of one move; raises :class:`MoveFailed` saying why there is none."""
+    def request(self, direction: str, cancel_when: Callable[[], bool] = lambda: False) -> Any:
+        """The MoveToSector result of one move; raises :class:`MoveFailed` saying why there is none.
+
+        While the move is under way ``cancel_when`` is checked every ``CANCEL_CHECK_S``: once true, the move goal
+        is cancelled (the robot adapter then stops the base) and :class:`MoveCancelled` is raised at once.
+        """
         if not self.client.wait_for_server(self.server_wait_s):
             raise MoveFailed(f"no MoveToSector server within {self.server_wait_s:.1f} s")
         server_alive = action_server_watch(self.node, self.action_name)
@@ -161,9 +166,14 @@ class MoveChannel:
                 raise MoveFailed(f"the move goal was not acknowledged within {self.timeout_s:.1f} s")
             if not sent.accepted:
                 raise MoveFailed("the move goal was rejected by the server")
-            response = sent.result(self.timeout_s, server_alive, "the move server")
+            if cancel_when():
+                sent.cancel()
+                raise MoveCancelled("the move was cancelled as soon as the server accepted it")
+            response = sent.result(self.timeout_s, server_alive, "the move server", cancel_when=cancel_when)
             if response is None:
                 raise MoveFailed(f"no move result within {self.timeout_s:.1f} s")
+        except GoalCancelled as error:
+            raise MoveCancelled(f"the move under way was cancelled: {error}") from error
         except ServerLostError as error:
             raise MoveFailed(str(error)) from error
         return response.result
@@ -182,8 +192,10 @@ class RosEpisodePort:
         goal_handle: Any,
         publish_debug: Callable[[ViewFrame, AgentStep], None] | None = None,
         publish_step: Callable[[StepReport], None] | None = None,
+        stopping: Callable[[], bool] = lambda: False,
     ) -> None:
         self.frames = frames
+        self.stopping = stopping
         self.moves = moves
         self.goal_handle = goal_handle
         self.publish_debug = publish_debug
@@ -198,7 +210,7 @@ class RosEpisodePort:
         return frame
 
     def move(self, direction: str) -> MoveReport:
-        result = self.moves.request(direction)
+        result = self.moves.request(direction, cancel_when=self.cancelled)
         return MoveReport(
             outcome=outcome_from_code(result.outcome),
             trap_view=bool(result.trap_view),
@@ -208,7 +220,8 @@ class RosEpisodePort:
         )
 
     def cancelled(self) -> bool:
-        return bool(self.goal_handle.is_cancel_requested)
+        """The caller cancelled the goal, or the verifier is shutting down (``stopping``)."""
+        return bool(self.goal_handle.is_cancel_requested) or self.stopping()
 
     def report_step(self, frame: ViewFrame, entry: TraceEntry[AgentStep]) -> None:
         if self.publish_debug is not None:

@@ -3,7 +3,8 @@
 Every way of running an episode -- the verifier node over ROS, the evaluator in-process, later bag replay and
 a robot -- goes through :func:`run_episode`, so the rules of an episode exist once: one frame per step, the
 agent answers or names a move, the move's outcome is recorded with the step, a refused move ends the episode,
-the budget bounds it, and each way it can end without an answer has one failure reason.
+the budget bounds it, and each way it can end without an answer has one failure reason. An answer that rests on
+no model output (every language-model call of the episode failed: the agent's ``model_outage``) is one of them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable
 
 from aiv_dataset.vocabulary import MoveOutcome
 
-from .port import EpisodePort, FrameRequest, FrameUnavailable, FrameUnusable, MoveFailed
+from .port import EpisodePort, FrameRequest, FrameUnavailable, FrameUnusable, MoveCancelled, MoveFailed
 from .protocol import EpisodeAgent
 from .session import ViewFrame
 from .trace import EpisodeTrace, StepT, TraceEntry
@@ -62,6 +63,9 @@ def run_episode(
             return trace
         if step.stopped:
             _report(on_step, frame, trace.add(step, MoveOutcome.DECIDED))
+            outage = _model_outage(agent)
+            if outage:  # the step stays in the transcript; the answer does not stand
+                trace.failure_reason = f"step {step_count}: {outage}"
             return trace
         if step.move is None:
             trace.failure_reason = f"agent error at step {step_count}: neither an answer nor a move"
@@ -69,6 +73,14 @@ def run_episode(
         direction = step.move.direction
         try:
             report = port.move(direction)
+        except MoveCancelled as error:
+            # The view was judged and the move asked for: the step stays in the transcript, its move refused.
+            _report(on_step, frame, trace.add(step, MoveOutcome.REJECTED))
+            trace.cancelled = True
+            trace.failure_reason = (
+                f"{CANCELLED_REASON} during the move {direction!r} of step {step_count} ({error})"
+            )
+            return trace
         except MoveFailed as error:
             trace.failure_reason = f"step {step_count}: move {direction!r} failed: {error}"
             return trace
@@ -83,6 +95,13 @@ def run_episode(
             sector = report.sector
     trace.failure_reason = f"the step budget of {budget} ran out without a decision"
     return trace
+
+
+def _model_outage(agent: object) -> str:
+    """Why the agent's answer must not stand ("" when it may); an agent that calls a language model says so
+    (:meth:`~aiv_verifier.agent.session.SessionBase.model_outage`), any other has nothing to say."""
+    check = getattr(agent, "model_outage", None)
+    return str(check()) if callable(check) else ""
 
 
 def _report(on_step: StepHook[StepT] | None, frame: ViewFrame, entry: TraceEntry[StepT]) -> None:

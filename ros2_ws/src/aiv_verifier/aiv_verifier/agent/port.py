@@ -35,6 +35,10 @@ class MoveFailed(PortError):
     """The move produced no answer: no server, no acknowledgement, no result in time, or the server left."""
 
 
+class MoveCancelled(MoveFailed):
+    """The caller gave up while the move was under way; the port has asked the mover to stop."""
+
+
 @dataclass(frozen=True)
 class FrameRequest:
     """Which frame the loop wants, with what the loop knows about the pose it shows.
@@ -77,5 +81,6 @@ class EpisodePort(Protocol):
         ...
 
     def cancelled(self) -> bool:
-        """Whether the caller asked to stop; checked before every step."""
+        """Whether the caller asked to stop; checked before every step (a port also stops a move under way, and
+        raises :class:`MoveCancelled` from :meth:`move`)."""
         ...
