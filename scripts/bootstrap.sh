@@ -76,8 +76,10 @@ ensure_python_deps() {
     log "installing pinned Python dependencies (ROS 2 Kilted wheels, colcon, numpy, ...)"
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
         -r "$REPO/requirements/base.txt" -c "$REPO/requirements/constraints.txt"
-    # The PyPI project called `launch` is an unrelated 2017 package that shadows ROS's launch.
-    if "$VENV/bin/python" -m pip show --quiet launch >/dev/null 2>&1; then
+    # The PyPI project called `launch` is an unrelated 2017 package that shadows ROS's launch (which
+    # scripts/install_ros2_tools.sh installs under the same name: that one has LaunchDescription).
+    if "$VENV/bin/python" -m pip show --quiet launch >/dev/null 2>&1 \
+        && ! "$VENV/bin/python" -c 'import launch; launch.LaunchDescription' >/dev/null 2>&1; then
         die "the unrelated PyPI package 'launch' is installed in $VENV; remove it (pip uninstall launch)"
     fi
     "$VENV/bin/python" "$REPO/scripts/fix_rosidl_cmake_paths.py" --prefix "$VENV" >&2

@@ -155,10 +155,11 @@ def decoders(bag: Path) -> dict[str, tuple[ConnectionDecoder, list[bytes]]]:
 
 
 def evidential_fields(verdict: Any) -> list[tuple[str, Any]]:
-    """(where, value) of every field #29 added, throughout a verdict."""
+    """(where, value) of every field #29 added (and ``notes``, #33), throughout a verdict."""
     found = [
         ("probability", verdict.probability),
         ("unverified_attributes", list(verdict.unverified_attributes)),
+        ("notes", list(verdict.notes)),
     ]
 
     def attributes(where: str, states: Any) -> None:

@@ -26,10 +26,18 @@ def _run_id(flat: dict[str, object]) -> str:
     ).run_id
 
 
+def _weights(text: bytes) -> bytes:
+    """A well-formed safetensors file holding ``text`` as one uint8 tensor (the loaders check the header)."""
+    import numpy as np
+    from safetensors.numpy import save
+
+    return save({"weights": np.frombuffer(text, dtype=np.uint8)})
+
+
 def _model_dir(root: Path, weights: bytes, model_type: str = "clip") -> Path:
     root.mkdir(parents=True)
     (root / "config.json").write_text(json.dumps({"model_type": model_type}), encoding="utf-8")
-    (root / "model.safetensors").write_bytes(weights)
+    (root / "model.safetensors").write_bytes(_weights(weights))
     return root
 
 
@@ -45,7 +53,7 @@ def test_other_weights_in_the_same_directory_give_another_run_id(tmp_path: Path)
     flat = {**config_parameter_defaults(), "agent.kind": "clip", "embedding.model_dir": str(directory)}
     first = _run_id(flat)
     assert first == _run_id(flat)
-    (directory / "model.safetensors").write_bytes(b"other weights")
+    (directory / "model.safetensors").write_bytes(_weights(b"other weights"))
     assert _run_id(flat) != first
     assert config_info(SIM, flat)["agent_type"] == "aiv:clip"
 

@@ -73,7 +73,7 @@ def test_qwen3_vl_plumbing_on_a_random_tiny_model(tmp_path: Path) -> None:
     directory = build_tiny_qwen_vl(tmp_path / "q3", family="qwen3_vl", corpus=["Is the mug red?"])
     transport = LocalChatTransport(directory, device="cpu", dtype="float32")
     request = ChatRequest("Is the mug red?", (np.full((300, 500, 3), 200, np.uint8),), system="Be brief.")
-    inputs = transport.encode(request)
+    inputs = transport.encode([request])
     grid = inputs["image_grid_thw"][0]
     image_id = transport.processor.image_token_id
     assert int((inputs["input_ids"] == image_id).sum()) == int(grid.prod()) // 4  # merged patches

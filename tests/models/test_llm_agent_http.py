@@ -83,7 +83,9 @@ def test_mv_attr_over_http_records_metrics_and_never_writes_the_key(
         assert not (tmp_path / "checked" / "results.jsonl").exists()
         probes = refusing.requests_served
         assert probes == 1  # /v1/models answered 401: one one-token probe, once for the whole run
-        # Started anyway: every call (per-view and LLM-NBV) answers HTTP 401, which is not retried.
+        # Started anyway: every call (per-view and LLM-NBV) answers HTTP 401, which is not retried. Under the
+        # reference's scoring (agent.model_outage: reference) every episode is scored; by default each is an
+        # infrastructure failure (tests/evaluation/test_model_outage.py).
         failed = _run(
             tmp_path,
             root,
@@ -91,10 +93,11 @@ def test_mv_attr_over_http_records_metrics_and_never_writes_the_key(
             "refused",
             "verifier.agent.nbv=llm",
             "verifier.language_model.check_server=false",
+            "verifier.agent.model_outage=reference",
         )
         refused = refusing.requests_served - probes
     results = [json.loads(line) for line in (failed / "results.jsonl").read_text().splitlines()]
-    assert all(r["prediction"] == "No" for r in results)  # all Missing: the reference's tie ⇒ No
+    assert all(r["prediction"] == "No" and r["degraded"] for r in results)  # all Missing: the tie ⇒ No
     totals = json.loads((failed / "metrics.json").read_text())["model_calls"]["totals"]
     assert totals["llm_nbv"] > 0 and totals["verifier"] > 4  # every view asked, every move asked
     assert totals[LANGUAGE_MODEL_FAILED] == totals["verifier"] + totals["llm_nbv"] == refused

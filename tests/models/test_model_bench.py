@@ -49,10 +49,31 @@ def test_default_tiny_models_print_stages_and_ratios(capsys: pytest.CaptureFixtu
     output = capsys.readouterr().out
     assert output.startswith("aiv-eval bench-models: tiny random models built in ")
     sections = _sections(output)
-    assert list(sections) == ["clip", "siglip2", "detector"]
+    assert list(sections) == ["clip", "siglip2", "detector", "chat"]
     _check_embedding_section(sections["clip"])
     _check_embedding_section(sections["siglip2"])
     assert sections["detector"] == ["[detector] skipped: --no-detector"]
+    _check_chat_section(sections["chat"])
+
+
+CHAT_BATCH = re.compile(
+    r"^  batch +(\d+): +([\d.]+) ms per view, speed-up +([\d.]+)x, token ids equal to one at a time: (\d+)/(\d+)$"
+)
+
+
+def _check_chat_section(lines: list[str]) -> None:
+    assert "qwen3_vl" in lines[0] and "8 attribute calls per view" in lines[0]
+    alone = re.match(r"^  one at a time \(reference\): +([\d.]+) ms per view$", lines[1])
+    assert alone is not None
+    batches = [CHAT_BATCH.match(line) for line in lines if line.startswith("  batch ")]
+    assert [int(m.group(1)) for m in batches if m] == [1, 4, 8, 16]
+    for match in batches:
+        assert match is not None
+        per_view, ratio = float(match.group(2)), float(match.group(3))
+        assert ratio == pytest.approx(float(alone.group(1)) / per_view, rel=0.02, abs=0.01)
+        # float32 on a CPU: a padded batch answers with exactly the token ids of one call at a time
+        assert match.group(4) == match.group(5)
+    assert sum("MV-Attr episode" in line for line in lines) == 5
 
 
 def test_model_directories_from_the_command_line(clip_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -79,7 +79,7 @@ def test_trained_agent_on_the_tiny_vlm_with_a_lora_adapter(tmp_path: Path, no_ne
     expected = map_action(parse_reply(reply), remaining_steps=1)
     assert (step.decision, step.step_prediction) == (expected.decision, expected.step_prediction)
     # Both images reach the model (one image grid each) and the adapter answers, not the bare base model.
-    inputs = model.transport.encode(ChatRequest.of(prompt, [frame.image, crop], system))
+    inputs = model.transport.encode([ChatRequest.of(prompt, [frame.image, crop], system)])
     assert tuple(inputs["image_grid_thw"].shape) == (2, 3)
     assert type(model.transport.model).__name__ == "PeftModel"
     assert type(base.transport.model).__name__ != "PeftModel"

@@ -316,6 +316,29 @@ def test_nav2_style_navigation_needs_its_success_as_well_as_the_pose() -> None:
     assert "(navigation reported success)" not in result.warning and world.pose == view
 
 
+def test_a_nav2_success_outside_the_tolerances_fails_the_drive_without_waiting_for_the_timeout() -> None:
+    """Nav2 ends a goal SUCCEEDED within its own goal checker's tolerance (0.25 m by default) and stops there."""
+    world = FakeWorld(reports_arrival=True)
+    mover = make(world, SETTINGS)
+    view = world.pose
+    original = world.send
+
+    def stop_short(goal: Pose2D) -> str | None:
+        answer = original(goal)
+        if goal != view:  # the way back to the last view ends on it
+            world.pose = Pose2D(goal.x + 0.2, goal.y, goal.yaw)
+        return answer
+
+    world.send = stop_short  # type: ignore[method-assign]
+    began = world.now
+    result = mover.move("front-left")
+    assert result.outcome is MoveOutcome.UNREACHABLE, result.message
+    assert result.warning.count("navigation reported success but after 0.5 s the robot stands 0.20 m") == 2
+    assert "position_tolerance_m = 0.15" in result.warning and "timed out" not in result.warning
+    assert world.now - began < SETTINGS.navigation_timeout_s  # each drive ended after answer_timeout_s
+    assert world.pose == view
+
+
 def test_goal_status_words() -> None:
     assert status_from_text("refused: inside furniture") is NavStatus.FAILED
     assert status_from_text(" Accepted") is NavStatus.ACTIVE

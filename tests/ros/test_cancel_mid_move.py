@@ -26,7 +26,7 @@ from aiv_interfaces.msg import Verdict
 from geometry_msgs.msg import PoseStamped
 from rclpy.action import ActionClient
 from std_msgs.msg import Empty, String
-from support.ros_harness import wait_until
+from support.ros_harness import ros_args, wait_until
 
 pytestmark = pytest.mark.ros
 
@@ -50,6 +50,7 @@ class Base:
     """What the base sees of the adapter: drive goals, stop requests and its own status reports."""
 
     def __init__(self, node) -> None:
+        self.node = node
         self.lock = threading.Lock()
         self.goals: list[float] = []  # time.monotonic() of each drive goal
         self.stops: list[float] = []
@@ -71,26 +72,34 @@ class Base:
         with self.lock:
             return bool(self.status) and self.status[-1] == "accepted"
 
+    def connected(self) -> bool:
+        """The stand-in and the adapter publish on every topic watched here (else the first goals may be missed)."""
+        return all(
+            self.node.count_publishers(topic) > 0 for topic in ("goal_pose", "goal_cancel", "goal_status")
+        )
+
     def snapshot(self) -> tuple[int, int, list[str]]:
         with self.lock:
             return len(self.goals), len(self.stops), list(self.status)
-
-
-def _args(params: dict[str, object]) -> list[str]:
-    return [item for name, value in params.items() for item in ("-p", f"{name}:={value}")]
 
 
 @pytest.fixture
 def robot(node_process):
     """The slow stand-in and the adapter; the verifier is started by each test."""
     node_process(
-        [str(ROBOT_SIM), "--ros-args", "--params-file", str(STANDIN_PARAMS), *_args({"time_scale": TIME_SCALE})],
+        [
+            str(ROBOT_SIM),
+            "--ros-args",
+            "--params-file",
+            str(STANDIN_PARAMS),
+            *ros_args({"time_scale": TIME_SCALE}),
+        ],
         name="robot_sim",
     )
     node_process(
         [str(ADAPTER), "--ros-args", "--params-file", str(ADAPTER_DEFAULTS), "--params-file", str(STANDIN_PARAMS),
          # A slow pose on two busy cores must not end the drive before the test does.
-         *_args({"navigation_timeout_s": DRIVE_TIMEOUT_S, "pose_timeout_s": 10.0})],
+         *ros_args({"navigation_timeout_s": DRIVE_TIMEOUT_S, "pose_timeout_s": 10.0})],
         name="robot_adapter",
     )  # fmt: skip
 
@@ -98,7 +107,7 @@ def robot(node_process):
 def _start_verifier(node_process):
     return node_process(
         [str(VERIFIER), "--ros-args", "--params-file", str(VERIFIER_DEFAULTS), "--params-file", str(STANDIN_PARAMS),
-         *_args({"move_timeout_s": 3 * DRIVE_TIMEOUT_S + 10.0})],
+         *ros_args({"move_timeout_s": 3 * DRIVE_TIMEOUT_S + 10.0})],
         name="verifier",
     )  # fmt: skip
 
@@ -115,8 +124,11 @@ def test_a_cancel_mid_drive_stops_the_base_at_once_and_the_next_request_is_serve
 ) -> None:
     verifier = _start_verifier(node_process)
     base = ros_executor.spin_new("base_watch", Base)
-    client = ros_executor.spin_new("client", lambda node: ActionClient(node, VerifyInstance, "verify_instance"))
+    client = ros_executor.spin_new(
+        "client", lambda node: ActionClient(node, VerifyInstance, "verify_instance")
+    )
     assert client.wait_for_server(timeout_sec=60.0)
+    wait_until(base.connected, "the base topics' publishers", timeout_s=60.0)
 
     sent = _send(client, "cancel-me", QUERY)
     wait_until(base.driving, "the base driving to the first sector", timeout_s=120.0)
@@ -153,8 +165,11 @@ def test_a_cancel_mid_drive_stops_the_base_at_once_and_the_next_request_is_serve
 def test_a_verifier_stopped_mid_drive_cancels_its_move_first(robot, node_process, ros_executor) -> None:
     verifier = _start_verifier(node_process)
     base = ros_executor.spin_new("base_watch", Base)
-    client = ros_executor.spin_new("client", lambda node: ActionClient(node, VerifyInstance, "verify_instance"))
+    client = ros_executor.spin_new(
+        "client", lambda node: ActionClient(node, VerifyInstance, "verify_instance")
+    )
     assert client.wait_for_server(timeout_sec=60.0)
+    wait_until(base.connected, "the base topics' publishers", timeout_s=60.0)
 
     sent = _send(client, "interrupted", QUERY)
     wait_until(base.driving, "the base driving to the first sector", timeout_s=120.0)

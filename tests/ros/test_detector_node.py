@@ -35,7 +35,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from sensor_msgs.msg import Image
 from std_msgs.msg import String
 from support.offline_models import limit_torch_threads, shared_model_dir
-from support.ros_harness import wait_until
+from support.ros_harness import ros_args, wait_until
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -176,14 +176,6 @@ def detector_node(ros_executor: Any, tiny_dir: str) -> Iterator[Callable[..., De
         node.close()  # the model thread first: the executor's teardown destroys the node
 
 
-def _args(params: dict[str, object]) -> list[str]:
-    argv: list[str] = []
-    for name, value in params.items():
-        text = str(value).lower() if isinstance(value, bool) else str(value)
-        argv += ["-p", f"{name}:={text}"]
-    return argv
-
-
 def _image(stamp_ns: int, size: tuple[int, int] = (360, 640)) -> Image:
     message = numpy_to_imgmsg(np.full((*size, 3), 90, np.uint8), "rgb8")
     message.header.stamp.sec, message.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
@@ -210,7 +202,7 @@ def _serve_episodes(
     """Start the simulator on the micro dataset and a verifier with ``verifier_params`` as processes; return the
     verifier's process and an episode client whose servers are up."""
     node_process(
-        [str(SIM_EXECUTABLE), "--ros-args", *_args({"dataset_root": micro_root, "index_file": INDEX})],
+        [str(SIM_EXECUTABLE), "--ros-args", *ros_args({"dataset_root": micro_root, "index_file": INDEX})],
         name="sim",
     )
     verifier = node_process(
@@ -219,7 +211,7 @@ def _serve_episodes(
             "--ros-args",
             "--params-file",
             str(VERIFIER_PARAMS),
-            *_args(verifier_params),
+            *ros_args(verifier_params),
         ],
         name="verifier",
     )
@@ -388,7 +380,7 @@ def test_detector_node_process_publishes_stamped_detections(
             "--ros-args",
             "--params-file",
             str(DETECTOR_PARAMS),
-            *_args({"detector.model_dir": tiny_dir, "detector.device": "cpu", "query": "red mug"}),
+            *ros_args({"detector.model_dir": tiny_dir, "detector.device": "cpu", "query": "red mug"}),
         ],
         name="detector",
     )
@@ -418,7 +410,7 @@ def test_bad_configuration_ends_start_up_with_one_line_and_exit_code_2(
     extra: dict[str, object], expected: str
 ) -> None:
     completed = subprocess.run(
-        [str(DETECTOR_EXECUTABLE), "--ros-args", "--params-file", str(DETECTOR_PARAMS), *_args(extra)],
+        [str(DETECTOR_EXECUTABLE), "--ros-args", "--params-file", str(DETECTOR_PARAMS), *ros_args(extra)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -529,7 +521,7 @@ def test_verifier_refuses_a_bad_detector_directory_with_one_line_and_exit_code_2
             "--ros-args",
             "--params-file",
             str(VERIFIER_PARAMS),
-            *_args(
+            *ros_args(
                 {
                     "agent.bbox_mode": "detector",
                     "detector.backend": "grounding_dino",

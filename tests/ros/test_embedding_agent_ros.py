@@ -2,8 +2,9 @@
 
 A trained tiny CLIP (it tells red from blue) answers the colour episodes of ``support.embedding_episodes``:
 Yes exactly when the description's colour is the object's, and the records written over ROS are byte-identical
-to the in-process run of the same configuration. A verifier started with an unusable model directory exits
-with status 2 and one line at start-up.
+to the in-process run of the same configuration, also for the mixed mug whose answering view alone disagrees
+with the answer (both record the answer as that step's prediction, as the reference does). A verifier started
+with an unusable model directory exits with status 2 and one line at start-up.
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ from pathlib import Path
 import pytest
 from aiv_eval.in_process import run_in_process
 from aiv_eval.ros_mode import RosEvaluation
-from support.embedding_episodes import colour_dataset, colour_spec, expected_predictions, records_of
+from support.embedding_episodes import (
+    MIXED_OBJECT,
+    colour_dataset,
+    colour_spec,
+    expected_predictions,
+    records_of,
+)
 from support.offline_models import no_network  # noqa: F401 - fixture
 from support.tiny_embedding import clip_dir_fixture  # noqa: F401 - fixture clip_dir
 
@@ -23,7 +30,7 @@ pytestmark = pytest.mark.usefixtures("no_network")
 
 
 def test_clip_agent_over_ros_follows_the_images_and_equals_in_process(tmp_path: Path, clip_dir: Path) -> None:
-    root = colour_dataset(tmp_path / "colours")
+    root = colour_dataset(tmp_path / "colours", mixed=True)
     overrides = ("evaluator.server_wait_s=60.0", "evaluator.save_crops=false")
     evaluation = RosEvaluation(
         colour_spec(tmp_path, root, clip_dir, "ros", *overrides),
@@ -42,8 +49,13 @@ def test_clip_agent_over_ros_follows_the_images_and_equals_in_process(tmp_path: 
     in_process = run_in_process(colour_spec(tmp_path, root, clip_dir, "inprocess", *overrides))
 
     ros_records = records_of(result.run_dir)
-    assert [r["prediction"] for r in ros_records] == expected_predictions(root) == ["Yes", "No", "No", "Yes"]
+    expected = ["Yes", "No", "No", "Yes", "Yes", "No"]
+    assert [r["prediction"] for r in ros_records] == expected_predictions(root) == expected
     assert all(r["model_calls"]["embedding_text"] == 1 for r in ros_records)
+    for record in (r for r in ros_records if r["target_object_id"] == MIXED_OBJECT):
+        last = record["transcript"][-1]
+        own = {row["name"]: row["observed"] for row in last["attributes"]}["avg_score"]
+        assert own != record["prediction"] == last["step_prediction"] == record["step_predictions"][-1]
     assert (result.run_dir / "results.jsonl").read_bytes() == (
         in_process.run_dir / "results.jsonl"
     ).read_bytes()

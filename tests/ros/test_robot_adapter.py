@@ -30,7 +30,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Empty, String
-from support.ros_harness import DEFAULT_TIMEOUT_S, WaitTimeout, wait_until
+from support.ros_harness import DEFAULT_TIMEOUT_S, WaitTimeout, ros_args, wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INSTALL = REPO_ROOT / "ros2_ws" / "install"
@@ -47,14 +47,6 @@ LATCHED = QoSProfile(
 DRIVER = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST, depth=2)
 START = Pose2D(1.5, 0.0, math.pi)  # east of the object at the origin, facing it
 DESCRIPTION = ["a teal ceramic vase"]  # the oracle knows nothing about it: Unsure, so the agent keeps moving
-
-
-def _args(params: dict[str, object]) -> list[str]:
-    argv: list[str] = []
-    for name, value in params.items():
-        text = str(value).lower() if isinstance(value, bool) else str(value)
-        argv += ["-p", f"{name}:={text}"]
-    return argv
 
 
 def _pose_message(node: Node, pose: Pose2D) -> PoseStamped:
@@ -179,7 +171,7 @@ def _start(
             "--ros-args",
             "--params-file",
             str(ADAPTER_PARAMS),
-            *_args(
+            *ros_args(
                 {
                     "pose_source": "pose",
                     "navigation": "topic",
@@ -202,7 +194,7 @@ def _start(
             "--ros-args",
             "--params-file",
             str(VERIFIER_PARAMS),
-            *_args(
+            *ros_args(
                 {
                     "verifier.backend": "oracle",
                     "verifier.dataset_root": micro_root,
@@ -350,7 +342,7 @@ def test_a_cancelled_move_stops_the_robot(ros_executor, node_process, micro_root
             "--ros-args",
             "--params-file",
             str(ADAPTER_PARAMS),
-            *_args(
+            *ros_args(
                 {
                     "pose_source": "pose",
                     "navigation": "topic",

@@ -39,7 +39,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from robot_sim.poses import off_capture_pose
 from std_msgs.msg import Header, String
-from support.ros_harness import wait_until
+from support.ros_harness import ros_args, wait_until
 
 pytestmark = pytest.mark.ros
 
@@ -62,14 +62,6 @@ ANGULAR_SPEED_DEG = 90.0
 TIME_SCALE = 25.0  # the stand-in drives 25x faster than that (rendering is not scaled)
 NAVIGATION_TIMEOUT_S = 8.0  # wall seconds per drive: > 4 m at 0.5 m/s x 25
 STEP_BUDGET = 6
-
-
-def _args(params: dict[str, object]) -> list[str]:
-    argv: list[str] = []
-    for name, value in params.items():
-        text = str(value).lower() if isinstance(value, bool) else str(value)
-        argv += ["-p", f"{name}:={text}"]
-    return argv
 
 
 def _pose(message: PoseStamped) -> BasePose:
@@ -285,7 +277,7 @@ def _start_verifier(node_process, backend: str, micro_root: Path):
             str(VERIFIER_DEFAULTS),
             "--params-file",
             str(STANDIN_PARAMS),
-            *_args(
+            *ros_args(
                 {
                     "verify_action": f"verify_{backend}",
                     "verifier.backend": backend,
@@ -307,7 +299,7 @@ def _start_robot(node_process, micro_root: Path, episode: str, start: BasePose):
             "--ros-args",
             "--params-file",
             str(STANDIN_PARAMS),
-            *_args(
+            *ros_args(
                 {
                     "scene": SCENE,
                     "episode": episode,
@@ -331,7 +323,7 @@ def _start_robot(node_process, micro_root: Path, episode: str, start: BasePose):
             str(ADAPTER_DEFAULTS),
             "--params-file",
             str(STANDIN_PARAMS),
-            *_args({"navigation_timeout_s": NAVIGATION_TIMEOUT_S}),
+            *ros_args({"navigation_timeout_s": NAVIGATION_TIMEOUT_S}),
         ],
         name=f"adapter-{episode}",
     )

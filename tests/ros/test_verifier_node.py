@@ -32,7 +32,7 @@ from rclpy.qos import (
     qos_profile_action_status_default,
 )
 from sensor_msgs.msg import Image
-from support.ros_harness import wait_until
+from support.ros_harness import ros_args, wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INSTALL = REPO_ROOT / "ros2_ws" / "install"
@@ -48,27 +48,19 @@ LATCHED = QoSProfile(
 )
 
 
-def _args(params: dict[str, object]) -> list[str]:
-    argv: list[str] = []
-    for name, value in params.items():
-        text = str(value).lower() if isinstance(value, bool) else str(value)
-        argv += ["-p", f"{name}:={text}"]
-    return argv
-
-
 def _start_sim(node_process, root: Path):
     return node_process(
         [
             str(SIM_EXECUTABLE),
             "--ros-args",
-            *_args({"dataset_root": root, "index_file": INDEX, "privileged_output": True}),
+            *ros_args({"dataset_root": root, "index_file": INDEX, "privileged_output": True}),
         ],
         name="sim",
     )
 
 
 def _start_verifier(node_process, params: dict[str, object]):
-    argv = [str(VERIFIER_EXECUTABLE), "--ros-args", "--params-file", str(VERIFIER_PARAMS), *_args(params)]
+    argv = [str(VERIFIER_EXECUTABLE), "--ros-args", "--params-file", str(VERIFIER_PARAMS), *ros_args(params)]
     return node_process(argv, name="verifier")
 
 

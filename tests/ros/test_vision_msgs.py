@@ -34,7 +34,7 @@ from sensor_msgs.msg import Image
 from std_msgs.msg import String
 from support.offline_models import shared_model_dir
 from support.ros2_cli import require_tools
-from support.ros_harness import wait_until
+from support.ros_harness import ros_args, wait_until
 
 require_tools("vision_msgs")
 
@@ -73,14 +73,6 @@ BOX_SETS: tuple[tuple[tuple[tuple[int, int, int, int], int, float], ...], ...] =
     (),
 )
 EPISODES = 3
-
-
-def _args(params: dict[str, object]) -> list[str]:
-    argv: list[str] = []
-    for name, value in params.items():
-        text = str(value).lower() if isinstance(value, bool) else str(value)
-        argv += ["-p", f"{name}:={text}"]
-    return argv
 
 
 def _vision_detection(header: Any, xyxy: Sequence[float], score: float, class_id: str) -> VisionDetection2D:
@@ -167,7 +159,7 @@ class IsaacLikeDetector:
 def _start_verifier(node_process: Callable[..., Any], name: str, params: dict[str, object]) -> Any:
     base: dict[str, object] = {"agent.bbox_mode": "detections", "detections_timeout_s": 30.0}
     argv = [str(VERIFIER_EXECUTABLE), "--ros-args", "--params-file", str(VERIFIER_PARAMS)]
-    return node_process([*argv, *_args({**base, **params})], name=name)
+    return node_process([*argv, *ros_args({**base, **params})], name=name)
 
 
 def _client(ros_executor: Any, name: str) -> RosEpisodeClient:
@@ -177,7 +169,7 @@ def _client(ros_executor: Any, name: str) -> RosEpisodeClient:
 
 
 def _start_sim(node_process: Callable[..., Any], micro_root: Path) -> Any:
-    argv = [str(SIM_EXECUTABLE), "--ros-args", *_args({"dataset_root": micro_root, "index_file": INDEX})]
+    argv = [str(SIM_EXECUTABLE), "--ros-args", *ros_args({"dataset_root": micro_root, "index_file": INDEX})]
     return node_process(argv, name="sim")
 
 

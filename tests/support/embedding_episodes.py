@@ -38,9 +38,15 @@ evaluator:
 """
 
 
-def paint_views(episode_dir: Path, meta: dict[str, Any], colour: str, seed: int) -> None:
+def paint_views(
+    episode_dir: Path,
+    meta: dict[str, Any],
+    colour: str,
+    seed: int,
+    sector_colours: dict[int, str] | None = None,
+) -> None:
     """Overwrite every navigable view's image: the object colour inside the GT box (none on trap views),
-    noise elsewhere."""
+    noise elsewhere; ``sector_colours`` paints the views of those raw sectors another colour."""
     rng = np.random.default_rng(seed)
     for record in meta["viewpoints"]:
         if not record["navigable"] or not record.get("rgb"):
@@ -50,31 +56,48 @@ def paint_views(episode_dir: Path, meta: dict[str, Any], colour: str, seed: int)
         box = record["mask_bbox_xyxy"]
         if box is not None and record["mask_meets_threshold"]:
             x0, y0, x1, y1 = (int(v) for v in box)
-            base = np.array(COLOURS[colour], dtype=float)
+            shown = (sector_colours or {}).get(record["sector_index"], colour)
+            base = np.array(COLOURS[shown], dtype=float)
             image[y0:y1, x0:x1] = np.clip(base + rng.normal(0, 8, (y1 - y0, x1 - x0, 3)), 0, 255)
         write_png(episode_dir / record["rgb"], image.astype(np.uint8))
 
 
-def colour_dataset(root: Path, *, unreachable: tuple[int, ...] = (6,)) -> Path:
+#: The raw sector of the last view farthest-point NBV reaches in a 6-step colour episode (start s8, then s2,
+#: s2 again after the refused move to s6, s0, s4, s10), so the view that answers.
+LAST_FPS_SECTOR = 10
+#: The object of the ``mixed`` episode: red on every view but the last one, which shows it blue.
+MIXED_OBJECT = "redside_mug"
+
+
+def colour_dataset(root: Path, *, unreachable: tuple[int, ...] = (6,), mixed: bool = False) -> Path:
     """Two episodes (a red and a blue mug), each queried with both colours' descriptions: 4 pairs, 2 positive.
 
-    ``unreachable`` raw sectors make some moves fail, so duplicate views occur. Returns the dataset root.
+    ``unreachable`` raw sectors make some moves fail, so duplicate views occur. ``mixed`` adds a third episode
+    (pairs 5 and 6): a mug shown red on every view but the last one farthest-point NBV reaches
+    (:data:`LAST_FPS_SECTOR`, blue there), queried as the red mug and as the blue one: over six steps the
+    combined answer is Yes / No while the answering view alone says No / Yes. Returns the dataset root.
     """
     dataset = TinyDataset(root)
     pairs = []
-    for number, colour in enumerate(("red", "blue")):
+    objects: list[tuple[str, str, dict[int, str] | None]] = [("red", "red", None), ("blue", "blue", None)]
+    if mixed:
+        objects.append(("redside", "red", {LAST_FPS_SECTOR: "blue"}))
+    for number, (name, colour, sector_colours) in enumerate(objects):
         episode = dataset.add_episode(
             EpisodeSpec(
-                scene=f"0000{number + 1}-colour{colour}",
+                scene=f"0000{number + 1}-colour{name}",
                 episode=str(number),
-                object_id=f"{colour}_mug",
+                object_id=f"{name}_mug",
                 category="mug",
                 views=ring(unreachable=set(unreachable)),
             )
         )
-        paint_views(episode.directory, episode.meta, colour, seed=number)
+        paint_views(episode.directory, episode.meta, colour, seed=number, sector_colours=sector_colours)
         pairs.append((episode, colour))
-    dataset.write_descriptions(texts={f"{colour}_mug": DESCRIPTIONS[colour] for colour in DESCRIPTIONS})
+    texts = {f"{colour}_mug": DESCRIPTIONS[colour] for colour in DESCRIPTIONS}
+    if mixed:
+        texts[MIXED_OBJECT] = ("a red mug with a blue side", "the red object", "a red object")
+    dataset.write_descriptions(texts=texts)
     records = []
     for episode, _colour in pairs:
         for query in ("red", "blue"):
@@ -84,9 +107,16 @@ def colour_dataset(root: Path, *, unreachable: tuple[int, ...] = (6,)) -> Path:
 
 
 def expected_predictions(root: Path) -> list[str]:
-    """Yes for the pairs whose query colour is the object's, in index order."""
+    """Yes for the pairs whose query colour is the object's, in index order (the mixed episode's object is
+    red on most views: Yes for the red query, although it is another object than the red mug)."""
     lines = (root / "val" / INDEX_NAME).read_text(encoding="utf-8").splitlines()
-    return ["Yes" if json.loads(line)["label"] == 1 else "No" for line in lines]
+    expected = []
+    for record in map(json.loads, lines):
+        if record["target_object_id"] == MIXED_OBJECT:
+            expected.append("Yes" if record["query_object_id"] == "red_mug" else "No")
+        else:
+            expected.append("Yes" if record["label"] == 1 else "No")
+    return expected
 
 
 def colour_spec(

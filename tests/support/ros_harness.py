@@ -180,3 +180,12 @@ class NodeProcess:
 def python_node_argv(script: Path, *args: str) -> list[str]:
     """Command line that runs a Python node script with this interpreter."""
     return [sys.executable, str(script), *args]
+
+
+def ros_args(params: dict[str, object]) -> list[str]:
+    """``-p name:=value`` arguments of a node's command line (booleans lower-case, as ROS reads them)."""
+    argv: list[str] = []
+    for name, value in params.items():
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        argv += ["-p", f"{name}:={text}"]
+    return argv

@@ -101,6 +101,7 @@ ADDED_FIELDS: dict[str, Any] = {
     "disbelief": math.nan,
     "claim_kind": "",
     "abstained": False,
+    "notes": [],
 }
 
 

@@ -158,9 +158,11 @@ def train_tiny(model: Any, processor: Any, family: str, *, seed: int = 0, max_st
     raise AssertionError(f"tiny {family} did not learn red / blue / green in {max_steps} steps")
 
 
-def build_trained_dir(directory: str | os.PathLike[str], family: str, seed: int = 0) -> Path:
+def build_trained_dir(
+    directory: str | os.PathLike[str], family: str, seed: int = 0, *, patch_size: int | None = None
+) -> Path:
     """Build, train and save a tiny ``family`` checkpoint into ``directory`` (idempotent: a finished directory
-    is reused)."""
+    is reused); ``patch_size`` 16 gives SigLIP2 its processor's default patches (16 px, up to 256)."""
     import torch
     from aiv_models.tiny.embedding import save_model_dir, tiny_embedding_model
 
@@ -171,7 +173,7 @@ def build_trained_dir(directory: str | os.PathLike[str], family: str, seed: int 
         return target
     limit_torch_threads()
     torch.manual_seed(seed)
-    model, processor = tiny_embedding_model(family)
+    model, processor = tiny_embedding_model(family, patch_size=patch_size)
     steps = train_tiny(model, processor, family, seed=seed)
     model.eval()
     save_model_dir(model, processor, target)
@@ -179,15 +181,16 @@ def build_trained_dir(directory: str | os.PathLike[str], family: str, seed: int 
     return target
 
 
-def shared_trained_dir(tmp_path_factory: Any, family: str) -> Path:
+def shared_trained_dir(tmp_path_factory: Any, family: str, *, patch_size: int | None = None) -> Path:
     """The run-wide trained tiny ``family`` directory, built by whichever xdist worker gets the lock first."""
     from filelock import FileLock
 
     from support.offline_models import shared_model_dir
 
-    directory, lock = shared_model_dir(tmp_path_factory, f"embedding-{family}")
+    name = f"embedding-{family}" + (f"-p{patch_size}" if patch_size else "")
+    directory, lock = shared_model_dir(tmp_path_factory, name)
     with FileLock(lock):
-        return build_trained_dir(directory, family)
+        return build_trained_dir(directory, family, patch_size=patch_size)
 
 
 try:
@@ -207,6 +210,11 @@ try:
     def siglip2_dir_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
         """A trained tiny SigLIP2 checkpoint directory (once per run)."""
         return shared_trained_dir(tmp_path_factory, "siglip2")
+
+    @pytest.fixture(scope="session", name="siglip2_p16_dir")
+    def siglip2_p16_dir_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+        """A trained tiny SigLIP2 at its processor's default patches (16 px, up to 256), as real checkpoints."""
+        return shared_trained_dir(tmp_path_factory, "siglip2", patch_size=16)
 
 except ImportError:  # pragma: no cover - pytest is always present where fixtures are used
     pass

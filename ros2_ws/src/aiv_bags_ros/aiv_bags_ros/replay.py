@@ -331,6 +331,7 @@ def replay_episode(
         clock=session.clock,
         transcript=reports,
         stamp=Time(),
+        notes=session.query.notes,
     )
     result = compare_episode(episode, verdict, episode_key=key)
     result.seconds = time.perf_counter() - started

@@ -140,6 +140,8 @@ def _run(args: argparse.Namespace) -> int:
         run_dirs.append(run_dir)
         all_complete = all_complete and complete
         print(f"run written to {run_dir}")
+        if not complete:
+            print(f"aiv-eval: {_unscored(run_dir)}", file=sys.stderr)
         if args.table:
             _print_table([run_dir])
     if args.report:
@@ -148,6 +150,28 @@ def _run(args: argparse.Namespace) -> int:
     if len(run_dirs) > 1 and args.table:
         _print_table(run_dirs)
     return 0 if all_complete else 1
+
+
+def _unscored(run_dir: Path) -> str:
+    """One line on a run that did not score every episode: how many ended in an infrastructure failure (a model
+    server that answered none of an episode's calls among them) and the commonest reason."""
+    import json
+
+    from .results_store import METRICS_FILE
+
+    try:
+        failures = json.loads((run_dir / METRICS_FILE).read_text(encoding="utf-8"))["infra_failures"]
+        count, reasons = int(failures["count"]), dict(failures["reasons"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"the run did not finish every episode; see {run_dir}"
+    if not count:
+        return f"the run stopped before every episode was run; see {run_dir / 'logs'} and run again to resume"
+    reason, times = max(reasons.items(), key=lambda item: item[1])
+    shown = reason if len(reason) <= 160 else reason[:157] + "..."
+    return (
+        f"{count} episode(s) ended in an infrastructure failure after every attempt and are not scored "
+        f"(commonest reason, {times}x: {shown}); {run_dir / METRICS_FILE} lists them, run again to retry them"
+    )
 
 
 def _print_table(run_dirs: Sequence[Path]) -> None:

@@ -35,7 +35,8 @@ def fingerprint_config(sim: Mapping[str, Any], agent_flat: Mapping[str, Any]) ->
         "verifier": {
             key: value
             for key, value in sorted(agent_flat.items())
-            if uses_evidence or not key.startswith(EVIDENCE_PARAMETER_PREFIXES)
+            if (uses_evidence or not key.startswith(EVIDENCE_PARAMETER_PREFIXES))
+            and IDENTITY_DEFAULTS_LEFT_OUT.get(key, _NOT_LEFT_OUT) != value
         },
     }
     models = model_identity(agent_flat)
@@ -49,6 +50,19 @@ def fingerprint_config(sim: Mapping[str, Any], agent_flat: Mapping[str, Any]) ->
 #: Parameters that only the evidential fusion and the uncertainty next-best-view read; a run that uses neither
 #: leaves them out of its identity, so adding them changed no existing run id.
 EVIDENCE_PARAMETER_PREFIXES = ("agent.evidence.", "verifier.calibration_")
+
+
+#: Parameters that enter the identity only when set to another value than this default: their default changes
+#: no record of a healthy run (``agent.model_outage: fail`` only turns an episode whose every model call failed
+#: into an unscored failure), so adding them changed no existing run id; the other value is another run.
+IDENTITY_DEFAULTS_LEFT_OUT: Mapping[str, Any] = {
+    "agent.model_outage": "fail",
+    # Batched decoding of a local chat model: one call at a time is the reference; a batch answers the same in
+    # float32 but may change a token in bfloat16, so a batched run is a run of its own.
+    "language_model.max_batch": 1,
+    "language_model.batch_window_s": 0.01,
+}
+_NOT_LEFT_OUT = object()
 
 
 def evidence_in_use(agent_flat: Mapping[str, Any]) -> bool:

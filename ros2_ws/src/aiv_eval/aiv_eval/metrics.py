@@ -15,7 +15,9 @@ Deviations, all deliberate: infra-failure records are excluded from every score 
 reference's ``{}``.
 
 Extras (after the reference keys): ``evaluation`` (the mapping used), ``flip_stats``, ``confidence_intervals``
-(Wilson), ``bootstrap`` (instance-cluster bootstrap), ``model_calls``, ``infra_failures``, ``stop_reasons``,
+(Wilson), ``bootstrap`` (instance-cluster bootstrap), ``model_calls``, ``infra_failures``, ``degraded_episodes``
+(scored episodes some of whose language-model calls failed: how many, their accuracy and the others' apart),
+``stop_reasons``,
 ``nav_fail_variants`` (the candidate readings of the paper's undefined "NavFail %": per step, per episode, episodes
 with an unreachable request, and episodes that exhausted the budget or hit an unreachable sector — the
 ARCHITECTURE.md reading, needs ``config_info.max_steps``).
@@ -201,6 +203,7 @@ def compute_metrics(
         "keys": [r.episode_key for r in infra],
         "reasons": dict(sorted(Counter(r.failure_reason for r in infra).items())),
     }
+    out["degraded_episodes"] = _degraded_stats(scored, correct_flags)
     counts = Counter(r.stop_reason for r in scored)
     # Every basic reason (zero when unused), plus the "+"-joined combinations the agent reports.
     out["stop_reasons"] = {reason: counts.get(reason, 0) for reason in STOP_REASONS} | {
@@ -266,6 +269,20 @@ def _wilson_block(
         "confidence": confidence,
         "accuracy": interval(sum(flags), len(flags)),
         "per_pair_type": per_type,
+    }
+
+
+def _degraded_stats(scored: Sequence[EpisodeRecord], flags: Sequence[bool]) -> dict[str, Any]:
+    """Scored episodes with failed language-model calls (``degraded``), their accuracy and the others' apart
+    (None for an empty group): an accuracy drop that lives in the degraded ones is an outage, not the agent."""
+    degraded = [ok for r, ok in zip(scored, flags, strict=True) if r.degraded]
+    others = [ok for r, ok in zip(scored, flags, strict=True) if not r.degraded]
+    return {
+        "count": len(degraded),
+        "correct": sum(degraded),
+        "accuracy": round(sum(degraded) / len(degraded), 4) if degraded else None,
+        "others_accuracy": round(sum(others) / len(others), 4) if others else None,
+        "keys": [r.episode_key for r in scored if r.degraded],
     }
 
 

@@ -143,12 +143,14 @@ def bench_detector(model_dir: str, *, device: str, dtype: str, repeats: int) -> 
 
 
 def _default_dirs(root: Path, want_detector: bool) -> dict[str, str]:
-    """Tiny random checkpoints (CLIP, SigLIP2 and, when its builder exists, Grounding DINO) under ``root``."""
+    """Tiny random checkpoints (CLIP, SigLIP2, a Qwen-VL and, when its builder exists, Grounding DINO) in ``root``."""
     from aiv_models.tiny.embedding import build_tiny_embedding_dirs
+    from aiv_models.tiny.qwen_vl import build_tiny_qwen_vl
 
     dirs = {
         family: str(path) for family, path in build_tiny_embedding_dirs(root, ("clip", "siglip2")).items()
     }
+    dirs["vlm"] = str(build_tiny_qwen_vl(root / "qwen_vl", family="qwen3_vl"))
     if want_detector:
         try:
             from aiv_models.tiny.grounding_dino import save_grounding_dino
@@ -181,7 +183,7 @@ def run_bench_models(args: argparse.Namespace) -> int:
     if repeats < 1:
         raise ValueError("--repeats must be at least 1")
     with tempfile.TemporaryDirectory(prefix="aiv-bench-models-") as scratch:
-        given = {"clip": args.clip, "siglip": args.siglip, "detector": args.detector}
+        given = {"clip": args.clip, "siglip": args.siglip, "detector": args.detector, "vlm": args.vlm}
         if not any(given.values()):
             dirs = _default_dirs(Path(scratch), want_detector=not args.no_detector)
             source = f"tiny random models built in {scratch}"
@@ -208,7 +210,19 @@ def run_bench_models(args: argparse.Namespace) -> int:
             f"aiv-eval bench-models: {source}; {len(texts)} texts, median of {repeats} repeats, "
             f"device {args.device}, dtype {args.dtype}"
         )
-        print(format_report(timings, header))
+        report = format_report(timings, header)
+        if "vlm" in dirs:
+            from .chat_bench import bench_chat
+
+            chat = bench_chat(
+                dirs["vlm"],
+                device=args.device,
+                dtype=args.dtype,
+                repeats=repeats,
+                forced_tokens=int(args.vlm_tokens),
+            )
+            report += "\n" + "\n".join(chat.lines())
+        print(report)
     return 0
 
 
@@ -222,6 +236,12 @@ def add_bench_models_subcommand(sub: Any) -> None:
     parser.add_argument("--siglip", help="SigLIP / SigLIP2 checkpoint directory")
     parser.add_argument("--detector", help="Grounding DINO checkpoint directory")
     parser.add_argument("--no-detector", action="store_true", help="do not time the detector")
+    parser.add_argument(
+        "--vlm", help="Qwen-VL checkpoint directory (the local chat model: batched vs one at a time)"
+    )
+    parser.add_argument(
+        "--vlm-tokens", type=int, default=8, help="tokens each chat call generates, forced (default 8)"
+    )
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
     parser.add_argument("--dtype", default="auto", help="auto | float32 | bfloat16 | float16 (default auto)")
     parser.add_argument("--repeats", type=int, default=10, help="timed calls per figure (median; default 10)")

@@ -31,6 +31,7 @@ from typing import Any
 
 from aiv_dataset.constants import PAIR_TYPES
 from aiv_dataset.vocabulary import DIRECTION_OFFSETS, SECTOR_COUNT, clean_direction
+from aiv_verifier.agent.session import LANGUAGE_MODEL_FAILED
 from aiv_verifier.core.types import AttributeState
 
 FLOAT_DECIMALS = 4
@@ -369,7 +370,7 @@ class EpisodeEvidence:
 
 
 #: Record fields written only when set (a reference run's records stay as they were, byte for byte).
-OPTIONAL_RECORD_FIELDS = frozenset({"evidence"})
+OPTIONAL_RECORD_FIELDS = frozenset({"evidence", "degraded"})
 
 
 # ------------------------------------------------------------------------------------------------ record
@@ -379,9 +380,14 @@ OPTIONAL_RECORD_FIELDS = frozenset({"evidence"})
 class EpisodeRecord:
     """One episode's result. Field order is the serialisation order (reference fields first, then extras).
 
-    An ``infra_failure`` record (the episode could not be run: a node died, a service timed out) has prediction
-    "Unsure", ``is_correct`` False, ``flip_direction`` None and stop_reason "failure"; metrics exclude it from
-    every score and count it under ``infra_failures``. Its transcript may be partial.
+    An ``infra_failure`` record (the episode could not be run: a node died, a service timed out, the model
+    server answered none of its calls) has prediction "Unsure", ``is_correct`` False, ``flip_direction`` None
+    and stop_reason "failure"; metrics exclude it from every score and count it under ``infra_failures``. Its
+    transcript may be partial.
+
+    ``degraded`` flags a scored episode some of whose language-model calls failed (``model_calls`` holds
+    ``language_model_failed``): its answer rests on part of the model's output. It is derived from
+    ``model_calls`` (so records written before the field existed read the same) and written only when true.
     """
 
     # --- reference fields (spec §4.2)
@@ -418,6 +424,7 @@ class EpisodeRecord:
     transcript: tuple[TranscriptStep, ...] = ()
     run_id: str = ""
     evidence: EpisodeEvidence | None = None  # evidential runs only; absent from the JSON otherwise
+    degraded: bool = False  # derived: an ok record with failed model calls; absent from the JSON when false
 
     # Frozen dataclasses hash all fields; model_calls is a mapping, so records are compared, not hashed.
     __hash__ = None  # type: ignore[assignment]
@@ -513,6 +520,13 @@ class EpisodeRecord:
             self._check_infra_failure(owner)
         else:
             self._check_ok(owner)
+        _check_bool(owner, "degraded", self.degraded)
+        degraded = self.is_ok and calls.get(LANGUAGE_MODEL_FAILED, 0) > 0
+        if self.degraded and not degraded:
+            raise RecordError(
+                f"{owner}: degraded needs status 'ok' and failed model calls (model_calls {LANGUAGE_MODEL_FAILED!r})"
+            )
+        object.__setattr__(self, "degraded", degraded)
 
     def _check_infra_failure(self, owner: str) -> None:
         if not self.failure_reason:
@@ -592,8 +606,8 @@ class EpisodeRecord:
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name in OPTIONAL_RECORD_FIELDS:
-                if value is not None:
-                    out[f.name] = value.to_json_dict()
+                if value is not None and value is not False:
+                    out[f.name] = value.to_json_dict() if isinstance(value, EpisodeEvidence) else value
                 continue
             if f.name == "transcript":
                 value = [s.to_json_dict() for s in value]

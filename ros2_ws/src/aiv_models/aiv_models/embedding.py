@@ -11,10 +11,16 @@ forward, and every view's scores are the image embedding against those rows. The
   model class name).
 
 Text is tokenised as the reference does (CLIP: dynamic padding; SigLIP/SigLIP2: padded to the text model's
-length); an empty text becomes "an object". The reference passes no truncation flag, so a text longer than the
-text model's positions raises inside its call, is caught and scores 0.0; ``overlength="zero"`` reproduces that
-(without the exception, so the other texts of the batch still score), ``"truncate"`` cuts the text to the
-model's length instead. Either way a warning says so once per model.
+length); an empty text becomes "an object". A description longer than the text model takes
+(:data:`OVERLENGTH_POLICIES`, ``embedding.overlength``): the reference embeds all texts of a view (the three
+descriptions, or the merged one) in one processor call with no truncation flag, so when any of them is too long
+the whole call raises, is caught, and *every* text of the view scores 0.0 (the view scores 0.0) -- unless the
+checkpoint's processor truncates by default (the NaFlex ``Siglip2Processor``: 64 tokens in transformers 5.x),
+where the reference's call succeeds on the cut text. ``"reference"`` (the default) does what the reference does
+with the loaded checkpoint: ``"zero_view"`` for CLIP and SigLIP (``model_type`` siglip: the fixed-resolution
+SigLIP2 releases such as so400m-patch14-384), ``"truncate"`` where the processor cuts. Not the reference:
+``"zero_text"`` scores only the long text 0.0 and the others normally. A warning says what happens, once per
+model.
 
 torch and transformers are imported inside the functions that need them, after :func:`offline_hub`.
 """
@@ -30,7 +36,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .local_weights import ModelDirError, ModelIdentity, check_model_dir, offline_hub
+from .local_weights import (
+    ModelDirError,
+    ModelIdentity,
+    check_model_dir,
+    check_tokenizer_files,
+    load_failure,
+    offline_hub,
+)
 from .timing import StageClock
 
 if TYPE_CHECKING:
@@ -40,7 +53,11 @@ LOG = logging.getLogger(__name__)
 
 #: model_type in config.json -> score family.
 FAMILY_OF_MODEL_TYPE = {"clip": "clip", "siglip": "siglip", "siglip2": "siglip"}
-OVERLENGTH_POLICIES = ("zero", "truncate")
+#: What a description longer than the text model does (``embedding.overlength``): ``reference`` = the reference's
+#: behaviour for the loaded checkpoint (``zero_view``, or ``truncate`` where the processor truncates by default);
+#: ``zero_view`` = every text of the view scores 0.0 (the reference's failed call); ``zero_text`` = only the long
+#: text scores 0.0 (not the reference); ``truncate`` = cut to the model's length.
+OVERLENGTH_POLICIES = ("reference", "zero_view", "zero_text", "truncate")
 #: What an empty description is scored as (the reference's substitute).
 EMPTY_TEXT = "an object"
 #: Two texts every real tokenizer tells apart; a tokenizer that does not is refused at load.
@@ -53,13 +70,15 @@ EXAMPLE = "openai/clip-vit-large-patch14 or google/siglip2-so400m-patch14-384"
 class TextEmbeddings:
     """The embedded texts of one episode, in the order asked for.
 
-    ``features`` holds one L2-normalised row per text (float32, on the model's device); ``overlength[i]`` says
-    text i was longer than the text model (policy ``zero``: its row is unused and it scores 0.0).
+    ``overlength[i]`` says text i is longer than the text model and was not cut; ``zeroed[i]`` that it scores
+    0.0 (``zero_text``: the long texts; ``zero_view``: every text once one is long). ``features`` holds one
+    L2-normalised row per text that is not zeroed (float32, on the model's device; None when all are).
     """
 
     texts: tuple[str, ...]
     features: Any
     overlength: tuple[bool, ...]
+    zeroed: tuple[bool, ...]
 
 
 class TextCache:
@@ -93,7 +112,7 @@ class EmbeddingModel:
         identity: ModelIdentity,
         device: torch.device,
         dtype: torch.dtype,
-        overlength: str = "zero",
+        overlength: str = "reference",
     ) -> None:
         if overlength not in OVERLENGTH_POLICIES:
             raise ValueError(f"overlength {overlength!r}: expected one of {list(OVERLENGTH_POLICIES)}")
@@ -107,6 +126,16 @@ class EmbeddingModel:
         self.dtype = dtype
         self.overlength = overlength
         self.max_text_tokens = int(model.config.text_config.max_position_embeddings)
+        #: Tokens the processor itself cuts a text to when called as the reference calls it (None: it does not).
+        self.processor_cut = processor_text_cut(processor, self.family, self.max_text_tokens)
+        #: The over-length policy in force: zero_view | zero_text | truncate (``reference`` resolved).
+        self.overlength_rule = resolve_overlength(overlength, self.processor_cut)
+        #: Longest text (tokens) scored as it is; longer ones are cut (truncate) or zeroed.
+        self.text_length = (
+            self.processor_cut
+            if overlength == "reference" and self.processor_cut is not None
+            else self.max_text_tokens
+        )
         self.times = StageClock()
         self.text_forwards = 0
         self.image_forwards = 0
@@ -127,7 +156,7 @@ class EmbeddingModel:
         *,
         device: str = "auto",
         dtype: str = "auto",
-        overlength: str = "zero",
+        overlength: str = "reference",
         parameter: str = "embedding.model_dir",
     ) -> EmbeddingModel:
         """Check ``model_dir`` and load it (local files, safetensors only); one-line :class:`ModelDirError`
@@ -143,6 +172,7 @@ class EmbeddingModel:
             example=EXAMPLE,
             parameter=parameter,
         )
+        check_tokenizer_files(identity.path, what=WHAT, parameter=parameter)
         from .torch_runtime import resolve_device, resolve_dtype
 
         torch_device = resolve_device(device, parameter.rsplit(".", 1)[0] + ".device")
@@ -156,11 +186,10 @@ class EmbeddingModel:
                 identity.path, local_files_only=True, use_safetensors=True, dtype=torch_dtype
             )
             processor = library.AutoProcessor.from_pretrained(identity.path, local_files_only=True)
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise ModelDirError(
-                f"{WHAT} in {identity.path!r} ({parameter}) cannot be loaded: {first}"
-            ) from None
+        except (
+            Exception
+        ) as error:  # whatever a damaged file raises (SafetensorError is none of the usual ones)
+            raise load_failure(error, what=WHAT, path=identity.path, parameter=parameter) from None
         if (
             getattr(processor, "tokenizer", None) is None
             or getattr(processor, "image_processor", None) is None
@@ -177,12 +206,13 @@ class EmbeddingModel:
         return loaded
 
     def describe(self) -> str:
-        """One line: family, type, device, dtype, directory and fingerprint (logged at load, printed by the
-        benchmark)."""
+        """One line: family, type, device, dtype, directory, fingerprint and the over-length rule in force
+        (logged at load, printed by the benchmark)."""
         dtype = str(self.dtype).replace("torch.", "")
         return (
             f"{self.model_type} ({self.family} scores) on {self.device} in {dtype} from {self.identity.path} "
-            f"[{self.identity.fingerprint[:12]}]"
+            f"[{self.identity.fingerprint[:12]}]; over-long description: {self.overlength_rule}"
+            f"{' (reference)' if self.overlength == 'reference' else ''}"
         )
 
     def check_tokenizer(self) -> None:
@@ -205,13 +235,13 @@ class EmbeddingModel:
         return [len(ids) for ids in self.tokenizer(list(texts))["input_ids"]]
 
     def _text_inputs(self, texts: Sequence[str]) -> dict[str, Any]:
-        truncate = self.overlength == "truncate"
+        truncate = self._truncates
         if self.family == "clip":
             kwargs: dict[str, Any] = {"padding": True}
             if truncate:
-                kwargs.update(truncation=True, max_length=self.max_text_tokens)
+                kwargs.update(truncation=True, max_length=self.text_length)
         else:
-            kwargs = {"padding": "max_length", "max_length": self.max_text_tokens, "truncation": truncate}
+            kwargs = {"padding": "max_length", "max_length": self.text_length, "truncation": truncate}
         encoded = self.tokenizer(list(texts), return_tensors="pt", **kwargs)
         return {key: value.to(self.device) for key, value in encoded.items()}
 
@@ -243,7 +273,7 @@ class EmbeddingModel:
         missing = list(dict.fromkeys(text for text in scored if text not in cache))
         if missing:
             counts = self._token_counts(missing)
-            long_flags = [count > self.max_text_tokens for count in counts]
+            long_flags = [count > self.text_length for count in counts]
             if any(long_flags):
                 self._warn_overlength(max(counts))
             runnable = [
@@ -261,30 +291,36 @@ class EmbeddingModel:
                     row = torch.zeros(1, device=self.device)
                 cache.rows[text] = (row, long)
         over = tuple(cache.rows[text][1] and not self._truncates for text in scored)
-        usable = [cache.rows[text][0] for text, long in zip(scored, over, strict=True) if not long]
+        # zero_view: the reference's one call for all texts of the view fails, so every text scores 0.0.
+        zeroed = (True,) * len(scored) if self.overlength_rule == "zero_view" and any(over) else over
+        usable = [cache.rows[text][0] for text, zero in zip(scored, zeroed, strict=True) if not zero]
         features = torch.stack(usable) if usable else None
-        return TextEmbeddings(scored, features, over)
+        return TextEmbeddings(scored, features, over, zeroed)
 
     @property
     def _truncates(self) -> bool:
-        return self.overlength == "truncate"
+        return self.overlength_rule == "truncate"
 
     def _warn_overlength(self, longest: int) -> None:
         if self._warned:
             return
         self._warned = True
-        if self._truncates:
-            action = "it is cut to the model's length (embedding.overlength: truncate)"
-        else:
+        policy = f"embedding.overlength: {self.overlength}"
+        if self.overlength_rule == "truncate":
+            action = f"it is cut to {self.text_length} tokens ({policy}"
+            action += "; the reference's processor cuts it too)" if self.overlength == "reference" else ")"
+        elif self.overlength_rule == "zero_view":
             action = (
-                "it scores 0.0 as in the reference, which leans the verdict to No "
-                "(set embedding.overlength: truncate to cut it instead)"
+                f"every description of the query scores 0.0 on every view, as in the reference whose call "
+                f"fails, so the verdict is No ({policy}; zero_text or truncate score the others)"
             )
+        else:
+            action = f"it scores 0.0 and the other descriptions score as usual ({policy}; not the reference)"
         LOG.warning(
             "a description is %d tokens long, more than the %d the %s text model takes: %s; "
             "this warning is given once",
             longest,
-            self.max_text_tokens,
+            self.text_length,
             self.model_type,
             action,
         )
@@ -322,7 +358,7 @@ class EmbeddingModel:
             torch.cuda.synchronize(self.device)
 
     def score_features(self, image_features: Any, texts: TextEmbeddings) -> list[float]:
-        """The reference's score of the image against every text (over-length texts: 0.0 under ``zero``)."""
+        """The reference's score of the image against every text (0.0 for the texts ``texts.zeroed`` marks)."""
         import torch
 
         started = time.perf_counter()
@@ -336,13 +372,39 @@ class EmbeddingModel:
                     cosine = torch.sigmoid(cosine * scale + bias).reshape(-1)
             values = [float(v) for v in cosine.cpu().tolist()]
         rows = iter(values)
-        scores = [0.0 if long else next(rows) for long in texts.overlength]
+        scores = [0.0 if zero else next(rows) for zero in texts.zeroed]
         self.times.add("score", started)
         return scores
 
     def score_image(self, image: np.ndarray, texts: TextEmbeddings) -> list[float]:
         """Scores of one crop against all texts: one image forward."""
         return self.score_features(self.encode_image(image), texts)
+
+
+def processor_text_cut(processor: Any, family: str, max_tokens: int) -> int | None:
+    """The length the processor cuts a too-long text to when called as the reference calls it (text with
+    CLIP's dynamic or SigLIP's "max_length" padding and no truncation flag), or None when it does not cut.
+
+    The NaFlex ``Siglip2Processor`` of transformers 5.x defaults to truncation at 64 tokens; ``CLIPProcessor`` and
+    ``SiglipProcessor`` have no such default, so the reference's call fails on a long text."""
+    probe = " ".join(["a"] * (2 * max_tokens + 8))
+    padding: bool | str = True if family == "clip" else "max_length"
+    try:
+        encoded = processor(text=[probe], padding=padding, return_tensors="pt", verbose=False)
+        length = int(encoded["input_ids"].shape[-1])
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+        return None  # a processor that cannot take text alone has no text default to honour
+    return length if length <= max_tokens else None
+
+
+def resolve_overlength(policy: str, processor_cut: int | None) -> str:
+    """The rule ``policy`` stands for: ``reference`` is ``truncate`` where the processor cuts by default
+    (``processor_cut`` not None), else ``zero_view``; the other policies stand for themselves."""
+    if policy not in OVERLENGTH_POLICIES:
+        raise ValueError(f"overlength {policy!r}: expected one of {list(OVERLENGTH_POLICIES)}")
+    if policy == "reference":
+        return "truncate" if processor_cut is not None else "zero_view"
+    return policy
 
 
 def _pooled(output: Any) -> Any:
@@ -360,4 +422,6 @@ __all__ = [
     "TextCache",
     "TextEmbeddings",
     "effective_text",
+    "processor_text_cut",
+    "resolve_overlength",
 ]

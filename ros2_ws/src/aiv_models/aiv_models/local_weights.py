@@ -101,6 +101,7 @@ def check_adapter_dir(path: str | os.PathLike[str], *, what: str, parameter: str
         raise ModelDirError(
             f"{what} adapter directory {str(root)!r}{where} has no adapter_model.safetensors{found}: {hint}"
         )
+    check_safetensors_file(root / "adapter_model.safetensors", f"{what} adapter", where, hint)
     return ModelIdentity(str(root.resolve()), str(config.get("peft_type", "")), directory_fingerprint(root))
 
 
@@ -128,8 +129,22 @@ def _check_safetensors(root: Path, what: str, where: str, hint: str) -> None:
             raise ModelDirError(
                 f"{what} model directory {str(root)!r}{where} is incomplete: {detail}: {hint}"
             )
+        assert isinstance(weight_map, dict)
+        for shard in shards:
+            tensors = check_safetensors_file(root / str(shard), what, where, hint)
+            absent = sorted(
+                name for name, file in weight_map.items() if file == shard and name not in tensors
+            )
+            if absent:
+                raise ModelDirError(
+                    f"{what} weights {str(root / str(shard))!r}{where} lack {len(absent)} tensor(s) the index "
+                    f"puts there (e.g. {absent[0]!r}): the shard is from another checkpoint or cut short: {hint}"
+                )
         return
-    if any(root.glob("*.safetensors")):
+    weights = sorted(root.glob("*.safetensors"))
+    if weights:
+        for path in weights:
+            check_safetensors_file(path, what, where, hint)
         return
     pickled = sorted(p.name for p in root.iterdir() if p.suffix in PICKLE_SUFFIXES)
     if pickled:
@@ -139,6 +154,91 @@ def _check_safetensors(root: Path, what: str, where: str, hint: str) -> None:
             "`save_pretrained(DIR, safe_serialization=True)` on a trusted machine"
         )
     raise ModelDirError(f"{what} model directory {str(root)!r}{where} has no *.safetensors weights: {hint}")
+
+
+#: A safetensors header larger than this is not a header (the format caps it at 100 MB).
+_MAX_HEADER_BYTES = 100 * 1024 * 1024
+
+
+def check_safetensors_file(path: Path, what: str, where: str = "", hint: str = "") -> set[str]:
+    """The tensor names of a safetensors file, after checking its header and size; ModelDirError otherwise.
+
+    Cheap (reads the header only) and catches what a copy most often breaks: a file cut short (its tensors end
+    past the end of the file), a damaged or foreign header. safetensors itself would fail later, at load time,
+    with ``SafetensorError: ... incomplete metadata`` and a traceback.
+    """
+    remedy = hint or "copy the checkpoint again (a file was damaged or cut short)"
+    size = path.stat().st_size
+    problem = ""
+    names: set[str] = set()
+    with path.open("rb") as handle:
+        head = handle.read(8)
+        length = int.from_bytes(head, "little") if len(head) == 8 else -1
+        if length < 2 or length > min(_MAX_HEADER_BYTES, size - 8):
+            problem = f"its header length field ({length}) does not fit the file's {size} bytes"
+        else:
+            try:
+                header = json.loads(handle.read(length).decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as error:
+                header, problem = None, f"its header is not JSON ({error.__class__.__name__})"
+            if header is not None and not isinstance(header, dict):
+                problem = "its header is not a JSON object"
+            elif isinstance(header, dict):
+                end = 0
+                for name, entry in header.items():
+                    if name == "__metadata__":
+                        continue
+                    offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+                    if not (isinstance(offsets, list) and len(offsets) == 2):
+                        problem = f"tensor {name!r} has no data_offsets in its header"
+                        break
+                    names.add(name)
+                    end = max(end, int(offsets[1]))
+                if not problem and 8 + length + end != size:
+                    problem = (
+                        f"its tensors need {8 + length + end} bytes but the file has {size} "
+                        f"({'cut short' if size < 8 + length + end else 'trailing bytes'})"
+                    )
+    if problem:
+        raise ModelDirError(f"{what} weights {str(path)!r}{where} are damaged: {problem}: {remedy}")
+    return names
+
+
+#: Files one of which a text model's tokenizer needs (fast tokenizer, WordPiece, BPE, SentencePiece).
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer.model", "spiece.model")
+
+
+def check_tokenizer_files(root: str | os.PathLike[str], *, what: str, parameter: str = "") -> None:
+    """Refuse a checkpoint directory without tokenizer files (one line), before transformers gets to it."""
+    base = Path(root)
+    where = f" ({parameter})" if parameter else ""
+    if any((base / name).is_file() for name in TOKENIZER_FILES):
+        bpe_without_merges = (
+            (base / "vocab.json").is_file()
+            and not (base / "tokenizer.json").is_file()
+            and not (base / "merges.txt").is_file()
+        )
+        if bpe_without_merges:
+            raise ModelDirError(
+                f"{what} model directory {str(base)!r}{where} has vocab.json but no merges.txt (a BPE "
+                "tokenizer needs both): copy the checkpoint's tokenizer files again"
+            )
+        return
+    raise ModelDirError(
+        f"{what} model directory {str(base)!r}{where} has no tokenizer file (one of {', '.join(TOKENIZER_FILES)}): "
+        "copy the checkpoint's tokenizer files again"
+    )
+
+
+def load_failure(error: BaseException, *, what: str, path: str, parameter: str = "") -> ModelDirError:
+    """One line for a load that failed after the checks: the parameter, the path, the cause and the remedy."""
+    where = f" ({parameter})" if parameter else ""
+    lines = str(error).strip().splitlines()
+    cause = f"{type(error).__name__}: {lines[0] if lines else ''}".strip().rstrip(":")
+    return ModelDirError(
+        f"{what} model directory {path!r}{where} could not be loaded ({cause[:300]}): check that it is a complete "
+        "copy of a transformers checkpoint of the expected kind"
+    )
 
 
 def directory_fingerprint(root: str | os.PathLike[str]) -> str:

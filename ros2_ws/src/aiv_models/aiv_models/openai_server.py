@@ -36,6 +36,8 @@ accepted: the server never fetches anything.
 Fault injection, for the tests named for it: :meth:`OpenAICompatibleServer.inject` queues :class:`Fault` items, and
 each incoming chat request takes the next one: an HTTP error status, a stall (no answer until the client's read
 timeout fires; the stall ends at ``stop()``), a dropped connection, or a malformed body.
+:meth:`OpenAICompatibleServer.fail_after` makes a server that dies mid-run: the first N chat requests are
+answered, every later one takes the given fault.
 """
 
 from __future__ import annotations
@@ -150,6 +152,7 @@ class OpenAICompatibleServer:
         self._api_key = api_key
         self._host, self._requested_port = host, port
         self._faults: deque[Fault] = deque()
+        self._death: tuple[int, Fault] | None = None
         self._recorded: dict[str, str] = dict(preload or {})
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -205,6 +208,14 @@ class OpenAICompatibleServer:
         with self._lock:
             self._faults.extend(faults)
 
+    def fail_after(self, answered: int, fault: Fault) -> None:
+        """Answer the first ``answered`` chat requests (counted from the server's start), then give every later
+        one ``fault``: a server that dies mid-run. Faults queued with :meth:`inject` still come first."""
+        if answered < 0:
+            raise ValueError("answered must be >= 0")
+        with self._lock:
+            self._death = (int(answered), fault)
+
     def pending_faults(self) -> int:
         with self._lock:
             return len(self._faults)
@@ -218,7 +229,11 @@ class OpenAICompatibleServer:
 
     def _next_fault(self) -> Fault | None:
         with self._lock:
-            return self._faults.popleft() if self._faults else None
+            if self._faults:
+                return self._faults.popleft()
+            if self._death is not None and self.requests_served > self._death[0]:
+                return self._death[1]
+            return None
 
     def _enter(self) -> None:
         # Counted on arrival, before any answer is written: a client that has its answer sees the count.

@@ -6,10 +6,12 @@ The rules live in :class:`aiv_robot.mover.SectorMover` (ROS-free); this node onl
   ``object_x`` / ``object_y`` (``object_from_parameters``);
 * **robot pose**: ``nav_msgs/Odometry`` (when nav_msgs is importable), a ``geometry_msgs/PoseStamped`` topic,
   or TF ``world_frame -> base_frame`` (when tf2_ros is importable); see ``pose_source``;
-* **navigation**: Nav2 ``NavigateToPose`` when nav2_msgs is importable (import-guarded: not installable on the
-  PyPI-wheel machines, so that path is untested there), otherwise ``PoseStamped`` goals on ``goal_topic``
-  with arrival judged from the robot pose, an optional ``std_msgs/String`` status from the robot on
-  ``goal_status_topic`` ("refused: ..." makes the move unreachable at once); to stop, a zero ``Twist`` on
+* **navigation**: Nav2 ``NavigateToPose`` when nav2_msgs is importable (import-guarded: apt ROS, or Nav2's
+  action built by scripts/install_ros2_tools.sh; a Nav2 rejection or abort, with its error_code and error_msg,
+  makes the pose unreachable, a missing or silent server is a fault, a stop cancels the Nav2 goal), otherwise
+  ``PoseStamped`` goals on ``goal_topic`` with arrival judged from the robot pose, an optional
+  ``std_msgs/String`` status from the robot on ``goal_status_topic`` ("refused: ..." makes the move
+  unreachable at once); to stop, a zero ``Twist`` on
   ``cmd_vel_topic`` and a ``std_msgs/Empty`` on ``cancel_topic`` (without one: a goal at the current pose);
 * **camera**: only the header stamps of ``image_topic`` (``Image`` or ``CompressedImage``), best-effort QoS by
   default so it matches any driver.
@@ -34,7 +36,7 @@ import time
 from typing import Any
 
 import rclpy
-from aiv_common.action_waits import send_goal_request
+from aiv_common.action_waits import SentGoal, ServerLostError, action_server_watch, send_goal_confirmed
 from aiv_common.move_outcomes import outcome_code
 from aiv_common.parameter_spec import ParameterError
 from aiv_common.parameters import declare_parameter_table, start_node
@@ -272,9 +274,11 @@ class TopicNavigator:
             )
 
 
-class Nav2Navigator:  # pragma: no cover - needs nav2_msgs (apt ROS); not installable on the wheel machines
-    """Nav2's NavigateToPose: accepted -> active, SUCCEEDED -> arrival (checked against the pose too),
-    rejected / aborted / canceled -> the pose cannot be reached. Stop = cancel the goal (+ zero Twist)."""
+class Nav2Navigator:
+    """Nav2's NavigateToPose (nav2_msgs): accepted -> active, SUCCEEDED -> arrival (checked against the pose too);
+    rejected, aborted (with Nav2's error_code and error_msg) or canceled by someone else -> the pose cannot be
+    reached. A server that is missing or does not answer the goal within answer_timeout_s is a fault. Stop =
+    cancel the goal being pursued (+ zero Twist)."""
 
     reports_arrival = True
 
@@ -289,25 +293,60 @@ class Nav2Navigator:  # pragma: no cover - needs nav2_msgs (apt ROS); not instal
         self.world_frame = str(values["world_frame"])
         self.answer_timeout_s = float(values["answer_timeout_s"])
         self.action_type = navigate
-        self.client: Any = ActionClient(node, navigate, str(values["navigate_action"]), callback_group=group)
+        self.action_name = str(values["navigate_action"])
+        self.client: Any = ActionClient(node, navigate, self.action_name, callback_group=group)
+        #: Names of the result's error codes this nav2_msgs defines (NONE, UNKNOWN, TF_ERROR, TIMEOUT, ...).
+        self.error_names = {
+            value: name
+            for name, value in vars(navigate.Result).items()
+            if name.isupper() and isinstance(value, int) and not isinstance(value, bool)
+        }
         cmd_vel = str(values["cmd_vel_topic"])
         self.stop_pub = node.create_publisher(Twist, cmd_vel, 10) if cmd_vel else None
         self._lock = threading.Lock()
         self._status: tuple[NavStatus, str] = (NavStatus.PENDING, "")
-        self._handle: Any = None
+        self._goal: SentGoal | None = None  # the accepted goal being pursued (until its result or a stop)
         self._generation = 0
+
+    def _server(self) -> str:
+        return f"the NavigateToPose server {self.node.resolve_topic_name(self.action_name)!r}"
 
     def send(self, goal: Pose2D) -> str | None:
         if not self.client.wait_for_server(timeout_sec=self.answer_timeout_s):
-            return f"no NavigateToPose server within {self.answer_timeout_s:g} s"
+            return (
+                f"no NavigateToPose server on {self.node.resolve_topic_name(self.action_name)!r} within "
+                f"{self.answer_timeout_s:g} s (answer_timeout_s)"
+            )
         with self._lock:
             self._generation += 1
             generation = self._generation
-            self._status, self._handle = (NavStatus.PENDING, ""), None
-        request = self.action_type.Goal()
+            self._status, self._goal = (NavStatus.PENDING, ""), None
+        request = self.action_type.Goal()  # behavior_tree empty: the navigator's default tree
         request.pose = pose_stamped(goal, self.world_frame, self.node.get_clock().now().to_msg())
-        future = send_goal_request(self.client, request)
-        future.add_done_callback(lambda done: self._on_goal_response(done, generation))
+        # Blocks until Nav2 accepted or rejected the goal (its reply may be lost right after discovery: the
+        # request is then repeated with the same goal id), so a goal is never accepted behind our back.
+        try:
+            sent = send_goal_confirmed(
+                self.client,
+                request,
+                timeout_s=self.answer_timeout_s,
+                alive=action_server_watch(self.node, self.action_name),
+                what=self._server(),
+                resend_after_s=min(1.0, self.answer_timeout_s / 2.0),
+            )
+        except ServerLostError as error:
+            return str(error)
+        if sent is None:
+            return f"{self._server()} did not answer the goal within {self.answer_timeout_s:g} s (answer_timeout_s)"
+        if not sent.accepted:
+            self._set(generation, NavStatus.FAILED, "Nav2 rejected the goal")
+            return None
+        with self._lock:
+            if generation == self._generation:
+                self._goal = sent
+        self._set(generation, NavStatus.ACTIVE, "accepted by Nav2")
+        result = sent.result_future if sent.result_future is not None else sent._handle().get_result_async()
+        result.add_done_callback(lambda done: self._on_result(done, generation))
         return None
 
     def _set(self, generation: int, status: NavStatus, words: str) -> None:
@@ -316,23 +355,34 @@ class Nav2Navigator:  # pragma: no cover - needs nav2_msgs (apt ROS); not instal
                 self._status = (status, words)
         self.state._notify()
 
-    def _on_goal_response(self, future: Any, generation: int) -> None:
-        handle = future.result()
-        if handle is None or not handle.accepted:
-            self._set(generation, NavStatus.FAILED, "Nav2 rejected the goal")
-            return
-        with self._lock:
-            if generation == self._generation:
-                self._handle = handle
-        self._set(generation, NavStatus.ACTIVE, "accepted by Nav2")
-        handle.get_result_async().add_done_callback(lambda done: self._on_result(done, generation))
+    def ending_words(self, status: int, result: Any) -> str:
+        """What Nav2's final status and result say, e.g. "Nav2 aborted the goal: error code 9003 (TIMEOUT): ..."."""
+        if status == self.goal_status.STATUS_SUCCEEDED:
+            return "Nav2 succeeded"
+        if status == self.goal_status.STATUS_CANCELED:
+            words = "Nav2 canceled the goal"
+        elif status == self.goal_status.STATUS_ABORTED:
+            words = "Nav2 aborted the goal"
+        else:
+            words = f"Nav2 ended the goal with status {status}"
+        details: list[str] = []
+        code = int(getattr(result, "error_code", 0) or 0)  # nav2_msgs before Jazzy has no error codes
+        if code:
+            name = self.error_names.get(code)
+            details.append(f"error code {code}" + (f" ({name})" if name else ""))
+        message = str(getattr(result, "error_msg", "") or "")
+        if message:
+            details.append(message)
+        return ": ".join([words, *details])
 
     def _on_result(self, future: Any, generation: int) -> None:
-        status = future.result().status
-        if status == self.goal_status.STATUS_SUCCEEDED:
-            self._set(generation, NavStatus.SUCCEEDED, "Nav2 succeeded")
-        else:
-            self._set(generation, NavStatus.FAILED, f"Nav2 ended the goal with status {status}")
+        response = future.result()
+        status = int(response.status) if response is not None else self.goal_status.STATUS_UNKNOWN
+        with self._lock:
+            if generation == self._generation:
+                self._goal = None  # ended: nothing left to cancel
+        ended = NavStatus.SUCCEEDED if status == self.goal_status.STATUS_SUCCEEDED else NavStatus.FAILED
+        self._set(generation, ended, self.ending_words(status, None if response is None else response.result))
 
     def status(self) -> tuple[NavStatus, str]:
         with self._lock:
@@ -340,10 +390,10 @@ class Nav2Navigator:  # pragma: no cover - needs nav2_msgs (apt ROS); not instal
 
     def stop(self) -> None:
         with self._lock:
-            handle, self._handle = self._handle, None
+            goal, self._goal = self._goal, None
             self._generation += 1
-        if handle is not None:
-            handle.cancel_goal_async()
+        if goal is not None:
+            goal.cancel()
         if self.stop_pub is not None:
             self.stop_pub.publish(Twist())
 

@@ -11,7 +11,8 @@ below is tested with fakes:
   if none arrives the move is ``unreachable`` and the robot is driven back to the pose it saw the current
   view from (``return_after_failure``), so "the camera did not move" stays true as in the benchmark;
 * arrival = the robot's pose within ``position_tolerance`` / ``yaw_tolerance`` of the goal (and, when the pose
-  source gives velocities, slower than ``arrival_max_speed``; with Nav2 also its SUCCEEDED); then the move
+  source gives velocities, slower than ``arrival_max_speed``; with Nav2 also its SUCCEEDED, and a Nav2 success
+  whose pose stays outside those tolerances for ``answer_timeout`` fails the drive); then the move
   waits for a camera frame stamped at least ``frame_settle`` after the stop and returns its stamp.
 
 Faults end the move as ``rejected`` with the cause in ``message`` (the verifier then ends its request with
@@ -397,6 +398,7 @@ class SectorMover:
             raise MoveFault(f"navigation did not take the goal: {problem}")
         started = self.monotonic()
         answered = False
+        succeeded_at: float | None = None
         while True:
             self._check_cancel()
             sample = self._fresh_pose()
@@ -413,6 +415,18 @@ class SectorMover:
             ):
                 return _Attempt(True)
             elapsed = self.monotonic() - started
+            if status is NavStatus.SUCCEEDED and self.navigator.reports_arrival:
+                # Nav2 ended the goal within its own goal tolerance and stopped: waiting on changes nothing.
+                succeeded_at = self.monotonic() if succeeded_at is None else succeeded_at
+                if self.monotonic() - succeeded_at >= settings.answer_timeout_s:
+                    return _Attempt(
+                        False,
+                        f"navigation reported success but after {settings.answer_timeout_s:g} s the robot stands "
+                        f"{sample.pose.distance_to(goal):.2f} m and {math.degrees(sample.pose.heading_error(goal)):.0f}° "
+                        f"from the viewing pose (position_tolerance_m = {settings.position_tolerance:g}, "
+                        f"yaw_tolerance_deg = {math.degrees(settings.yaw_tolerance):g}: at least the navigation's own "
+                        "goal tolerance)",
+                    )
             if not answered and elapsed >= settings.answer_timeout_s:
                 raise MoveFault(
                     f"navigation never answered: no status and no motion within {settings.answer_timeout_s:g} s "

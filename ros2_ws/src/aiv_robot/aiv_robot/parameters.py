@@ -96,7 +96,7 @@ ADAPTER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec(
         "navigation",
         "auto",
-        "nav2: NavigateToPose on navigate_action (needs nav2_msgs; untested on machines without it); topic: "
+        "nav2: NavigateToPose on navigate_action (needs nav2_msgs); topic: "
         "PoseStamped goals on goal_topic, arrival from the robot pose; auto: nav2 when nav2_msgs is "
         "importable, else topic",
         choices=NAVIGATION_MODES,
@@ -132,7 +132,7 @@ ADAPTER_PARAMETERS: tuple[ParameterSpec, ...] = (
         "answer_timeout_s",
         5.0,
         "seconds navigation has to answer a goal (a status, or the robot starting to move); silence fails the "
-        "move as a fault",
+        "move as a fault. With Nav2 also how long a success may leave the robot outside the tolerances",
         minimum=0.0,
         exclusive_minimum=True,
     ),

@@ -75,7 +75,7 @@ from .live_scene import LiveScene, LiveView, SceneError
 from .motion import Base
 from .parameters import CAMERA_QOS, ROBOT_SIM_PARAMETERS, START_AT_POSE
 
-try:  # nav_msgs is an apt ROS package; PyPI has it too, but this workspace does not install it
+try:  # nav_msgs: apt ROS, or the PyPI wheel ros-nav-msgs (requirements/base.txt); still optional here
     from nav_msgs.msg import Odometry
 except ImportError:  # pragma: no cover - depends on the installation
     Odometry = None

@@ -172,7 +172,7 @@ def _parameter_specs() -> tuple[ParameterSpec, ...]:
     from aiv_models.local_weights import DTYPES
 
     from .agent.factory import VERIFIER_BACKENDS
-    from .agent.settings import AGENT_KINDS, DECISION_MODES, AgentSettings
+    from .agent.settings import AGENT_KINDS, DECISION_MODES, MODEL_OUTAGE_POLICIES, AgentSettings
     from .core.fusion import fusion_names
     from .core.nbv import available_nbv_strategies
     from .core.stopping import available_stop_rules
@@ -204,6 +204,7 @@ def _parameter_specs() -> tuple[ParameterSpec, ...]:
         "query.category_match": tuple(CATEGORY_MATCH_POLICIES),
         "verifier.classical.ocr_engine": tuple(ENGINE_CHOICES),
         "agent.kind": AGENT_KINDS,
+        "agent.model_outage": MODEL_OUTAGE_POLICIES,
         "detector.backend": DETECTOR_BACKENDS,
         "detector.dtype": DTYPES,
         "embedding.dtype": DTYPES,
@@ -227,6 +228,8 @@ def _parameter_specs() -> tuple[ParameterSpec, ...]:
         "language_model.retries": (0, 10),
         "language_model.max_new_tokens": (1, None),
         "language_model.max_concurrency": (1, 256),
+        "language_model.max_batch": (1, 256),
+        "language_model.batch_window_s": (0.0, 1.0),
     }
     sources: dict[str, tuple[type, str, Any]] = {}
     sources.update(_field_sources(AgentSettings(), "agent"))

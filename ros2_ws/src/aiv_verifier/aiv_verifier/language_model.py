@@ -48,6 +48,8 @@ def language_model_from_params(params: LanguageModelParams) -> ChatModel:
             adapter_dir=params.adapter_dir,
             device=params.device,
             dtype=params.dtype,
+            max_batch=params.max_batch,
+            batch_window_s=params.batch_window_s,
             max_new_tokens=params.max_new_tokens,
             max_concurrency=params.max_concurrency,
             cache_dir=params.cache_dir,

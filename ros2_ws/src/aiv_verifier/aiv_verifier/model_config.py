@@ -14,7 +14,7 @@ DETECTOR_BACKENDS = ("none", "grounding_dino")
 LANGUAGE_MODEL_TRANSPORTS = ("none", "local", "openai")
 EMBEDDING_AGGREGATIONS = ("avg", "max", "merged")
 EMBEDDING_STOP_RULES = ("final_step", "margin")
-EMBEDDING_OVERLENGTH = ("zero", "truncate")
+EMBEDDING_OVERLENGTH = ("reference", "zero_view", "zero_text", "truncate")
 
 
 @dataclass(frozen=True)
@@ -49,15 +49,20 @@ class EmbeddingParams:
     """Yes when the aggregated score is strictly above it; negative: the family's reference value (CLIP 0.25,
     SigLIP 0.5)."""
     aggregation: str = "avg"
-    """How the descriptions' scores combine per view: avg | max | merged (one merged description)."""
+    """How the descriptions' scores combine per view: avg | max | merged (one merged description). This is the
+    reference's ``desc_aggregation``; its ``aggregation`` (across views) is always the mean here, which equals
+    its ``max`` on the single-view rows (one view)."""
     stop_rule: str = "final_step"
     """final_step (answer at the last step, the reference default) | margin (answer once the cross-view score is
     ``stop_margin`` away from the threshold)."""
     stop_margin: float = 0.1
     """The ``clip_stop_margin`` of the margin stop rule."""
-    overlength: str = "zero"
-    """A description longer than the text model takes: zero (scores 0.0, the reference, whose call raises and
-    is caught) | truncate (cut to the model's length). Either way a warning is logged once."""
+    overlength: str = "reference"
+    """A description longer than the text model takes. reference: what the reference does with the checkpoint
+    -- its one call for all texts of a view raises, so every text of the view scores 0.0 (zero_view), unless
+    the processor truncates by default (the NaFlex Siglip2Processor, 64 tokens), where the text is cut
+    (truncate). Explicit: zero_view | zero_text (only the long text scores 0.0, the others as usual; not the
+    reference) | truncate (cut to the model's length). A warning is logged once."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,11 @@ class LanguageModelParams:
     """local: auto | cpu | cuda | cuda:N"""
     dtype: str = "auto"
     """local: auto (bfloat16 on a GPU, float32 on a CPU) | float32 | bfloat16 | float16"""
+    max_batch: int = 1
+    """local: most calls decoded in one padded forward (1 = one call at a time, as the reference; 8 on a GPU
+    answers a view's attribute calls together: aiv-eval bench-models --vlm times it)."""
+    batch_window_s: float = 0.01
+    """local: how long the first call of a batch waits for others to join it (max_batch above 1)."""
     base_url: str = ""
     """openai: the server's base URL, e.g. http://127.0.0.1:8000/v1"""
     model: str = ""

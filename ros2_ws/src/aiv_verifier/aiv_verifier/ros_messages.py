@@ -291,6 +291,7 @@ def verdict_message(
     clock: StageClock,
     transcript: Sequence[StepReport],
     stamp,
+    notes: Sequence[str] = (),
 ) -> Verdict:
     verdict = Verdict(
         request_id=request_id,
@@ -312,6 +313,7 @@ def verdict_message(
         attributes=[attribute_message(row) for row in attributes],
         query_mode=query_mode,
         category=category,
+        notes=list(notes),
         elapsed_s=float(elapsed_s),
         timings=timing_messages(clock, summary.model_calls),
         transcript=list(transcript),

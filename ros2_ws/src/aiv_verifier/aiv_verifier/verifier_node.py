@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import signal
 import sys
 import threading
 import time
@@ -68,6 +69,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 from std_msgs.msg import String
 
@@ -244,6 +246,8 @@ class VerifierNode(Node):
             callback_group=ReentrantCallbackGroup(),  # a cancel request is handled while the goal runs
         )
         self._busy = threading.Lock()
+        # Set on SIGINT / SIGTERM: a request under way cancels its move (the base stops) and ends at once.
+        self._stopping = threading.Event()
         self._stats_lock = threading.Lock()
         self.stats: dict[str, Any] = {
             "served": 0,
@@ -426,6 +430,8 @@ class VerifierNode(Node):
             return self._finish_failed(
                 goal_handle, failure_verdict(request_id, "rejected", str(error), self._now())
             )
+        for note in session.query.notes:  # served as asked, but said (also in the Verdict's notes)
+            self.get_logger().warning(f"request {request_id}: {note}")
 
         published = VerifyInstance.Goal()
         for name in VerifyInstance.Goal.get_fields_and_field_types():
@@ -450,6 +456,7 @@ class VerifierNode(Node):
             goal_handle,
             publish_debug=self._publish_debug,
             publish_step=self.step_pub.publish,
+            stopping=self._stopping.is_set,
         )
         trace = run_episode(
             session,
@@ -462,10 +469,7 @@ class VerifierNode(Node):
         )
 
         if trace.cancelled:
-            verdict = failure_verdict(request_id, "canceled", trace.failure_reason, self._now())
-            self._record(verdict, session)
-            goal_handle.canceled()
-            return VerifyInstance.Result(verdict=verdict)
+            return self._finish_cancelled(goal_handle, request_id, trace.failure_reason, port, session)
         summary = summarize(session, trace)
         last_rows = session.steps[-1].attributes if session.steps else ()
         verdict = verdict_message(
@@ -478,6 +482,7 @@ class VerifierNode(Node):
             clock=session.clock,
             transcript=port.reports,
             stamp=self._now(),
+            notes=session.query.notes,
         )
         self._record(verdict, session)
         if trace.failed:
@@ -486,6 +491,38 @@ class VerifierNode(Node):
         else:
             goal_handle.succeed()
         return VerifyInstance.Result(verdict=verdict)
+
+    def _finish_cancelled(
+        self, goal_handle, request_id: str, reason: str, port: RosEpisodePort, session
+    ) -> VerifyInstance.Result:
+        """End a request its client cancelled (or that a shutdown interrupted): no answer, but the steps taken.
+
+        The move under way, if any, was already cancelled by the port, so the base is stopping by now.
+        """
+        shutting_down = self._stopping.is_set() and not goal_handle.is_cancel_requested
+        if shutting_down:
+            reason = f"the verifier shut down during the request ({reason})"
+        verdict = failure_verdict(request_id, "canceled", reason, self._now())
+        verdict.transcript = list(port.reports)
+        verdict.steps = len(port.reports)
+        verdict.visited_sectors = list(dict.fromkeys(int(r.sector) for r in port.reports if r.sector >= 0))
+        self._record(verdict, session)
+        if shutting_down:
+            goal_handle.abort()
+        else:
+            goal_handle.canceled()
+        return VerifyInstance.Result(verdict=verdict)
+
+    def begin_shutdown(self) -> None:
+        """Stop serving: a request under way cancels its move and ends now (called on SIGINT / SIGTERM)."""
+        self._stopping.set()
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Whether no request is being served, waiting up to ``timeout_s`` for the one under way to end."""
+        if not self._busy.acquire(timeout=timeout_s):
+            return False
+        self._busy.release()
+        return True
 
     def _ask_detector(self, category: str) -> str | None:
         """Publish the request's detector query (see the module docstring) before any frame is waited for;
@@ -594,10 +631,22 @@ class VerifierNode(Node):
         self.diagnostics_pub.publish(array)
 
 
+#: How long a shutdown waits for the request under way to cancel its move and end.
+SHUTDOWN_GRACE_S = 5.0
+RESULT_SETTLE_S = 0.5
+
+
 def main(args: list[str] | None = None) -> int:
-    node = start_node("verifier", VerifierNode, args)
+    # SIGINT and SIGTERM are handled here, not by rclpy (which would shut the context down at once): a request
+    # under way must first cancel its move so that the base stops, and that needs a live context.
+    stop = threading.Event()
+    node = start_node("verifier", VerifierNode, args, signal_handler_options=SignalHandlerOptions.NO)
     if node is None:
         return 2
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        # A supervisor that made us ignore Ctrl-C (aiv-eval does) keeps it so.
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, lambda _signum, _frame: stop.set())
     io_executor = SingleThreadedExecutor()
     io_executor.add_node(node)
     goal_executor = MultiThreadedExecutor(num_threads=2)  # one thread runs a goal, one takes cancels
@@ -605,7 +654,21 @@ def main(args: list[str] | None = None) -> int:
     goal_thread = threading.Thread(target=_spin, args=(goal_executor,), name="verifier-goals", daemon=True)
     goal_thread.start()
     try:
-        io_executor.spin()
+        # Short waits so the signal handler (which runs between Python instructions) is seen within 0.2 s.
+        while not stop.is_set() and rclpy.ok():
+            io_executor.spin_once(timeout_sec=0.2)
+        node.begin_shutdown()
+        deadline = time.monotonic() + SHUTDOWN_GRACE_S
+        was_busy = False
+        while not node.wait_idle(0.0) and time.monotonic() < deadline and rclpy.ok():
+            was_busy = True
+            io_executor.spin_once(timeout_sec=0.05)
+        if was_busy:
+            # The action server sends the ended request's result from the goal thread just after the request
+            # returns; give it a moment so the client learns why its request ended.
+            settle = time.monotonic() + RESULT_SETTLE_S
+            while time.monotonic() < settle and rclpy.ok():
+                io_executor.spin_once(timeout_sec=0.05)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

@@ -63,6 +63,14 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
+def _degraded(m: Mapping[str, Any]) -> str:
+    """Scored episodes some of whose model calls failed, and their accuracy against the others'."""
+    block = m.get("degraded_episodes") or {"count": 0}
+    if not block["count"]:
+        return "0"
+    return f"{block['count']}: {_acc(block['accuracy'])} ({_acc(block['others_accuracy'])})"
+
+
 def _ci(ci: Sequence[float] | None) -> str:
     return "–" if not ci else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
 
@@ -102,6 +110,7 @@ def _overall_table(m: Mapping[str, Any]) -> str:
         ("Scored episodes", str(m["total_episodes"])),
         ("Correct / wrong", f"{m['correct_count']} / {m['wrong_count']}"),
         ("Infra failures (excluded)", str(m["infra_failures"]["count"])),
+        ("Scored episodes with failed model calls: accuracy (others')", _degraded(m)),
         ("First-view accuracy", _acc(diag["first_view_accuracy"])),
         ("Average effective views", f"{diag['avg_effective_views']:.2f}"),
         ("NavFail per episode (episodes with ≥1 failure)", _pct(nav["nav_failure_rate_per_episode"])),

@@ -21,6 +21,17 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
+def _degraded(m: Mapping[str, Any]) -> str:
+    """The scored episodes some of whose model calls failed, with their accuracy apart ("" when none)."""
+    block = m.get("degraded_episodes") or {"count": 0}
+    if not block["count"]:
+        return ""
+    return (
+        f"; scored with failed model calls: {block['count']}, accuracy {_acc(block['accuracy'])} "
+        f"(the others {_acc(block['others_accuracy'])})"
+    )
+
+
 def _ci(ci: Sequence[float] | None) -> str:
     return "–" if not ci else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
 
@@ -54,6 +65,7 @@ def render_markdown(
         "- Unsure counted as "
         + ("negative" if m["evaluation"]["unsure_as_negative"] else "wrong")
         + f"; infra failures excluded: {m['infra_failures']['count']}"
+        + _degraded(m)
     )
     lines.append("")
     lines.append("## Metrics")

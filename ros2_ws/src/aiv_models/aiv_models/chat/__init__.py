@@ -84,6 +84,8 @@ def open_local_chat(
     adapter_dir: str | os.PathLike[str] = "",
     device: str = "auto",
     dtype: str = "auto",
+    max_batch: int = 1,
+    batch_window_s: float = 0.01,
     max_new_tokens: int = 512,
     max_concurrency: int = 8,
     cache_dir: str | os.PathLike[str] = "",
@@ -95,5 +97,12 @@ def open_local_chat(
     """
     from .local import load_local_chat
 
-    transport = load_local_chat(model_dir, adapter_dir=adapter_dir, device=device, dtype=dtype)
+    transport = load_local_chat(
+        model_dir,
+        adapter_dir=adapter_dir,
+        device=device,
+        dtype=dtype,
+        max_batch=max_batch,
+        batch_window_s=batch_window_s,
+    )
     return _with_policy(transport, max_new_tokens, max_concurrency, cache_dir, cache_image_calls)

@@ -32,6 +32,11 @@ BASE_WORDS: tuple[str, ...] = tuple(_BASE_WORDS_TEXT.split())
 
 IMAGE_SIZE = 32
 PATCH_SIZE = 8
+#: The Siglip2Processor's call defaults (16 px patches, at most 256 of them), which the published NaFlex
+#: checkpoints' image processors carry too; ``tiny_siglip2(patch_size=SIGLIP2_PATCH_SIZE)`` builds a tiny
+#: SigLIP2 at these settings (the reference calls the processor with its defaults).
+SIGLIP2_PATCH_SIZE = 16
+SIGLIP2_MAX_PATCHES = 256
 CLIP_TEXT_POSITIONS = 77  # as the published CLIP text models
 SIGLIP_TEXT_LENGTH = 64  # as the published SigLIP / SigLIP2 text models
 
@@ -189,12 +194,20 @@ def tiny_siglip(words: Iterable[str] = ()) -> tuple[Any, Any]:
     )
 
 
-def tiny_siglip2(words: Iterable[str] = ()) -> tuple[Any, Any]:
-    """``(Siglip2Model, Siglip2Processor)`` with random weights, at most 16 patches of 8 px."""
+def tiny_siglip2(words: Iterable[str] = (), *, patch_size: int = PATCH_SIZE) -> tuple[Any, Any]:
+    """``(Siglip2Model, Siglip2Processor)`` with random weights: at most 16 patches of 8 px (the default), or
+    with ``patch_size=16`` the processor's own defaults, at most 256 patches of 16 px."""
     tf = _transformers()
 
     tokenizer = siglip2_tokenizer(words)
-    patches = (IMAGE_SIZE // PATCH_SIZE) ** 2
+    if patch_size == SIGLIP2_PATCH_SIZE:
+        patches = SIGLIP2_MAX_PATCHES
+    elif patch_size == PATCH_SIZE:
+        patches = (IMAGE_SIZE // PATCH_SIZE) ** 2
+    else:
+        raise ValueError(
+            f"tiny SigLIP2 patch_size {patch_size}: expected {PATCH_SIZE} or {SIGLIP2_PATCH_SIZE}"
+        )
     config = tf.Siglip2Config(
         text_config={
             **_layers(),
@@ -204,19 +217,26 @@ def tiny_siglip2(words: Iterable[str] = ()) -> tuple[Any, Any]:
             "eos_token_id": tokenizer.eos_token_id,
             "bos_token_id": tokenizer.bos_token_id,
         },
-        vision_config={**_layers(), "num_patches": patches, "patch_size": PATCH_SIZE},
+        vision_config={**_layers(), "num_patches": patches, "patch_size": patch_size},
     )
-    image_processor = tf.Siglip2ImageProcessorPil(patch_size=PATCH_SIZE, max_num_patches=patches)
+    image_processor = tf.Siglip2ImageProcessorPil(patch_size=patch_size, max_num_patches=patches)
     return tf.Siglip2Model(config).eval(), tf.Siglip2Processor(
         image_processor=image_processor, tokenizer=tokenizer
     )
 
 
-def tiny_embedding_model(family: str, words: Iterable[str] = ()) -> tuple[Any, Any]:
-    """``(model, processor)`` of ``family`` (clip | siglip | siglip2) with random weights."""
-    builders = {"clip": tiny_clip, "siglip": tiny_siglip, "siglip2": tiny_siglip2}
+def tiny_embedding_model(
+    family: str, words: Iterable[str] = (), *, patch_size: int | None = None
+) -> tuple[Any, Any]:
+    """``(model, processor)`` of ``family`` (clip | siglip | siglip2) with random weights; ``patch_size``
+    (SigLIP2 only): 8 (the default) or 16 (the processor's defaults)."""
+    builders = {"clip": tiny_clip, "siglip": tiny_siglip}
+    if family == "siglip2":
+        return tiny_siglip2(words, patch_size=patch_size or PATCH_SIZE)
     if family not in builders:
         raise ValueError(f"unknown tiny embedding family {family!r}; expected one of {list(TINY_FAMILIES)}")
+    if patch_size is not None:
+        raise ValueError(f"tiny {family}: patch_size is a SigLIP2 option")
     return builders[family](words)
 
 
@@ -248,6 +268,8 @@ __all__ = [
     "BASE_WORDS",
     "IMAGE_SIZE",
     "PATCH_SIZE",
+    "SIGLIP2_MAX_PATCHES",
+    "SIGLIP2_PATCH_SIZE",
     "TINY_FAMILIES",
     "build_tiny_embedding_dirs",
     "clip_tokenizer",

@@ -201,3 +201,62 @@ def save_tiny_qwen_vl(directory: str | os.PathLike[str], model: Any, tokenizer: 
     processor.save_pretrained(root)
     (root / "chat_template.jinja").write_text(CHAT_TEMPLATE, encoding="utf-8")
     return root
+
+
+#: Qwen3-VL-4B-Instruct's published architecture (its config.json): a 36-layer 2560-wide text model with grouped
+#: query attention (32 heads, 8 key-value heads of 128) and a 24-layer ViT with 16-px patches and DeepStack taps.
+QWEN3_VL_4B_TEXT: dict[str, Any] = {
+    "vocab_size": 151936,
+    "hidden_size": 2560,
+    "intermediate_size": 9728,
+    "num_hidden_layers": 36,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "max_position_embeddings": 262144,
+    "rms_norm_eps": 1e-6,
+    "rope_parameters": {
+        "rope_type": "default",
+        "rope_theta": 5000000.0,
+        "mrope_section": [24, 20, 20],
+        "mrope_interleaved": True,
+    },
+}
+QWEN3_VL_4B_VISION: dict[str, Any] = {
+    "depth": 24,
+    "hidden_size": 1024,
+    "intermediate_size": 4096,
+    "num_heads": 16,
+    "patch_size": 16,
+    "spatial_merge_size": 2,
+    "temporal_patch_size": 2,
+    "out_hidden_size": 2560,
+    "num_position_embeddings": 2304,
+    "deepstack_visual_indexes": [5, 11, 17],
+    "hidden_act": "gelu_pytorch_tanh",
+}
+
+
+def build_full_size_qwen3_vl_4b(directory: str | os.PathLike[str], *, device: str = "cpu") -> Path:
+    """Qwen3-VL-4B at its published size with random weights (bfloat16), for timing: speed does not depend on the
+    weight values. The tokenizer is this module's small one (its ids are valid in the full vocabulary), so prompts
+    tokenise a little differently from the real tokenizer; image tokens (256 for a 512-px crop) are exact.
+    ``device`` is where the weights are initialised (a GPU does it in seconds, a CPU in minutes)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForImageTextToText
+
+    tokenizer = build_tokenizer(BASE_CORPUS, 800)
+    ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in _ID_TOKENS}
+    text = dict(QWEN3_VL_4B_TEXT) | {
+        "bos_token_id": tokenizer.convert_tokens_to_ids("<|endoftext|>"),
+        "eos_token_id": tokenizer.convert_tokens_to_ids("<|im_end|>"),
+        "pad_token_id": tokenizer.convert_tokens_to_ids("<|endoftext|>"),
+    }
+    config = AutoConfig.for_model(
+        "qwen3_vl", text_config=text, vision_config=QWEN3_VL_4B_VISION, tie_word_embeddings=True, **ids
+    )
+    with torch.device(device):
+        model = AutoModelForImageTextToText.from_config(config, dtype=torch.bfloat16)  # type: ignore[no-untyped-call]
+    model.generation_config.eos_token_id = text["eos_token_id"]
+    model.generation_config.pad_token_id = text["pad_token_id"]
+    return save_tiny_qwen_vl(directory, model, tokenizer, image_processor("qwen3_vl", 1024 * 1024))

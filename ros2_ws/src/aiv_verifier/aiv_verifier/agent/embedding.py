@@ -11,7 +11,10 @@ Steps are :class:`~aiv_verifier.agent.session.AgentStep` values like the pipelin
 :class:`AttributeRow` per scored text (``desc_1``.. or ``merged_desc``; the score and the running mean in
 ``last_reason``, this view's Yes/No in ``last_answer``, views above / not above the threshold as votes) plus,
 when several texts are aggregated, one row for the view score. So transcripts, step reports, Verdicts and
-debug images show the scores without knowing which agent made them.
+debug images show the scores without knowing which agent made them. ``step_prediction`` is what the reference
+records: this view's Yes/No, except at the answering step, where it is the answer itself (the cross-view
+decision); the answering view's own Yes/No stays in its view-score row's ``last_answer`` (the single text's
+row for ``merged``).
 """
 
 from __future__ import annotations
@@ -173,7 +176,9 @@ class EmbeddingSession(SessionBase):
             crop=crop,
             crop_notes=tuple(notes),
             decision=rules.answer(cross) if reason else Decision.UNSURE,
-            step_prediction=rules.answer(view),
+            # As the reference: the answering step records the cross-view decision, the others this view's
+            # own answer (which the view-score row's last_answer keeps for every view it scores).
+            step_prediction=rules.answer(cross) if reason else rules.answer(view),
             stop_reason=reason,
             move=move,
             attributes=self._rows(
@@ -222,12 +227,18 @@ class EmbeddingSession(SessionBase):
         self, scores: list[float], view: float, cross: float, *, duplicate: bool, converged: bool
     ) -> tuple[AttributeRow, ...]:
         rules = self.rules
-        over = self._embedded.overlength if self._embedded is not None else (False,) * len(self.texts)
+        embedded = self._embedded
+        over = embedded.overlength if embedded is not None else (False,) * len(self.texts)
+        zeroed = embedded.zeroed if embedded is not None else over
         rows = []
         for index, (name, text) in enumerate(zip(self.names, self.texts, strict=True)):
             history = [item[index] for item in self._effective]
             mean = cross_view_score(history, scores[index])
-            note = " (over-length text: scored 0.0)" if over[index] else ""
+            note = ""
+            if over[index]:
+                note = " (over-length text: scored 0.0)"
+            elif zeroed[index]:
+                note = " (scored 0.0: another description is over-length, the reference's call fails)"
             reason = (
                 f"{rules.family} score {scores[index]:.4f} "
                 f"{'>' if scores[index] > rules.threshold else '<='} {rules.threshold:g}; "

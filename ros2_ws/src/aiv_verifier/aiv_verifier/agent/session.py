@@ -43,12 +43,20 @@ from ..verification.base import AttributeAnswer, PerViewVerifier, PrivilegedView
 from .settings import AgentSettings
 
 LANGUAGE_MODEL_FAILED = "language_model_failed"
-"""``model_calls`` key: language-model calls of the episode that failed (answered "", then Missing / fallback)."""
+"""``model_calls`` key: language-model calls of the episode that failed (answered "", then Missing / fallback),
+query understanding's included."""
+#: Longest model error quoted in a failure reason.
+_ERROR_CHARS = 200
 
 
 def _failed_calls(debug: Mapping[str, object]) -> int:
     value = debug.get(LANGUAGE_MODEL_FAILED, 0)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _one_line(text: str, limit: int = _ERROR_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 @dataclass(frozen=True)
@@ -171,6 +179,7 @@ class SessionBase:
         max_steps: int,
         bbox_mode: BoxMode,
         detector: Detector | None,
+        model_outage: str = "fail",
     ) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
@@ -184,6 +193,13 @@ class SessionBase:
         self.steps: list[AgentStep] = []
         self.model_calls: dict[str, int] = {}
         self._finished = False
+        self.model_outage_policy = model_outage
+        self._language_calls = 0  # every language-model call of the episode, failed or not
+        self._last_model_error = ""
+        # Query understanding ran for this request (an answer from a cache made no call): its calls count too.
+        self._count_language(
+            len(query.dialogues), [str(item["error"]) for item in query.dialogues if item.get("error")]
+        )
 
     @property
     def finished(self) -> bool:
@@ -225,6 +241,27 @@ class SessionBase:
         if calls:
             self.model_calls[name] = self.model_calls.get(name, 0) + calls
 
+    def _count_language(self, calls: int, errors: list[str]) -> None:
+        """Book ``calls`` language-model calls, of which ``len(errors)`` failed (with these errors)."""
+        self._language_calls += calls
+        self._count(LANGUAGE_MODEL_FAILED, len(errors))
+        if errors:
+            self._last_model_error = errors[-1]
+
+    def model_outage(self) -> str:
+        """Why the answer must not stand, or "": the episode made language-model calls and every one failed
+        (``agent.model_outage: fail``). The one episode loop asks this once the agent has answered."""
+        if self.model_outage_policy != "fail" or not self._language_calls:
+            return ""
+        failed = self.model_calls.get(LANGUAGE_MODEL_FAILED, 0)
+        if failed < self._language_calls:
+            return ""
+        return (
+            f"the language model answered none of the episode's {self._language_calls} call(s) (last error: "
+            f"{_one_line(self._last_model_error) or 'unknown'}); the answer would rest on no model output "
+            "(agent.model_outage: reference would score it)"
+        )
+
     @property
     def final_decision(self) -> Decision | None:
         return self.steps[-1].decision if self._finished else None
@@ -261,6 +298,7 @@ class VerificationSession(SessionBase):
             max_steps=max_steps,
             bbox_mode=settings.bbox_mode,
             detector=components.detector,
+            model_outage=settings.model_outage,
         )
         self.components = components
         self.settings = settings
@@ -369,7 +407,15 @@ class VerificationSession(SessionBase):
         self._count("verifier", verifier.model_calls - before)
         check_answers(self.attributes, answers, verifier.name)
         # Failed language-model calls (answered "" ⇒ Missing, spec §5.1) are counted per episode, not hidden.
-        self._count(LANGUAGE_MODEL_FAILED, sum(_failed_calls(answer.debug) for answer in answers))
+        errors = [
+            str(answer.debug.get("error", ""))
+            for answer in answers
+            for _ in range(_failed_calls(answer.debug))
+        ]
+        if getattr(verifier, "uses_language_model", False):
+            self._count_language(verifier.model_calls - before, errors)
+        else:
+            self._count(LANGUAGE_MODEL_FAILED, len(errors))
         return tuple(answers)
 
     def _choose_move(self, frame: ViewFrame, failed_direction: str | None) -> NbvChoice:
@@ -396,8 +442,8 @@ class VerificationSession(SessionBase):
         self.clock.add("nbv", stage)
         if self.components.nbv.name == "llm":
             self._count("llm_nbv", 1)
-            if choice.debug.get("error"):
-                self._count(LANGUAGE_MODEL_FAILED, 1)
+            error = choice.debug.get("error")
+            self._count_language(1, [str(error)] if error else [])
         return choice
 
     def _rows(

@@ -22,6 +22,10 @@ DECISION_MODES = ("auto", DecisionMode.VOTE_TILL_END.value, DecisionMode.EARLY_E
 #: The agents the episode loop can run: the modular pipeline (detection, per-view verifier, tracker, fusion,
 #: NBV; spec §5), the embedding baselines (spec §6) and the trained end-to-end agent (spec §7).
 AGENT_KINDS = ("pipeline", "clip", "siglip", "trained")
+#: What an episode whose every language-model call failed becomes: ``fail`` (an infrastructure failure: FAILED
+#: on the robot path, retried and never scored in an evaluation) or ``reference`` (the reference's scoring: each
+#: failed call answered "", hence Missing, and the episode scored, for parity runs).
+MODEL_OUTAGE_POLICIES = ("fail", "reference")
 
 
 def _described(default: Any, description: str) -> Any:
@@ -94,6 +98,14 @@ class AgentSettings:
     """The reference re-asks the verifier after a refused move and throws the answers away; the tracker is
     not updated either way, so decisions are identical and the default skips the wasted calls."""
     evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
+    model_outage: str = _described(
+        "fail",
+        "an episode with at least one language-model call and no successful one (the model server died, answers "
+        "garbage or nothing): fail = it ends FAILED with the cause (DECISION_FAILED; in an evaluation an "
+        "infrastructure failure, retried and never scored); reference = the reference's scoring, each failed "
+        "call answered Missing and the episode scored (parity runs). Either way an answered episode with failed "
+        "calls is flagged (records: degraded)",
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(
@@ -120,6 +132,10 @@ class AgentSettings:
             )
         if isinstance(self.base_seed, bool) or not isinstance(self.base_seed, int):
             raise ValueError(f"base_seed must be an integer, got {self.base_seed!r}")
+        if self.model_outage not in MODEL_OUTAGE_POLICIES:
+            raise ValueError(
+                f"unknown model_outage {self.model_outage!r}; expected one of {list(MODEL_OUTAGE_POLICIES)}"
+            )
 
     @property
     def uses_evidence(self) -> bool:
@@ -156,6 +172,7 @@ class AgentSettings:
             "bbox_mode": self.bbox_mode.value,
             "base_seed": self.base_seed,
             "reverify_duplicate_views": self.reverify_duplicate_views,
+            "model_outage": self.model_outage,
             **(
                 {f"evidence.{item.name}": getattr(self.evidence, item.name) for item in fields(self.evidence)}
                 if self.uses_evidence

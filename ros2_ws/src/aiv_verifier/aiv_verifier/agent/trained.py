@@ -26,7 +26,7 @@ from typing import ClassVar
 
 import numpy as np
 from aiv_dataset.vocabulary import target_sector
-from aiv_models.chat import ChatModel, ChatRequest
+from aiv_models.chat import ChatModel, ChatRequest, ChatResult
 
 from ..core.nbv import NbvChoice
 from ..core.types import AttributeState, Decision, LanguageModel
@@ -44,17 +44,18 @@ VERIFICATION_ROW = "verification"
 MODEL_CALLS_KEY = "trained_agent"
 
 
-def ask(model: LanguageModel, system: str, prompt: str, images: Sequence[np.ndarray]) -> str:
+def ask(model: LanguageModel, system: str, prompt: str, images: Sequence[np.ndarray]) -> ChatResult:
     """One call. A :class:`~aiv_models.chat.ChatModel` gets the system message as its own turn; any other
-    ``LanguageModel`` (the protocol has no system turn) gets the system text before the prompt. A raised error
-    reads as an empty answer (the protocol's rule: one bad call never ends an episode)."""
+    ``LanguageModel`` (the protocol has no system turn) gets the system text before the prompt. A failed call
+    (a raised error included) is an empty answer with its ``error`` set (the protocol's rule: one bad call never
+    ends an episode; the session counts it)."""
     try:
-        if system and isinstance(model, ChatModel):
-            return model.complete(ChatRequest.of(prompt, images, system)).text
+        if isinstance(model, ChatModel):
+            return model.complete(ChatRequest.of(prompt, images, system))
         text = f"{system}\n\n{prompt}" if system else prompt
-        return str(model.generate(text, images))
-    except Exception:  # any transport failure is an empty answer, as the protocol says
-        return ""
+        return ChatResult(str(model.generate(text, images)))
+    except Exception as error:  # any transport failure is an empty answer, as the protocol says
+        return ChatResult("", f"{type(error).__name__}: {error}")
 
 
 class TrainedAgent:
@@ -105,6 +106,7 @@ class TrainedSession(SessionBase):
             max_steps=max_steps,
             bbox_mode=agent.settings.bbox_mode,
             detector=agent.detector,
+            model_outage=agent.settings.model_outage,
         )
         self.agent = agent
         self.history: list[HistoryEntry] = []
@@ -130,9 +132,11 @@ class TrainedSession(SessionBase):
         )
         prompt = user_message(self.agent.template, state)
         stage = time.perf_counter()
-        reply = ask(self.agent.model, self.agent.template.system, prompt, [frame.image, crop.image])
+        result = ask(self.agent.model, self.agent.template.system, prompt, [frame.image, crop.image])
+        reply = result.text
         self.clock.add("model", stage)
         self._count(MODEL_CALLS_KEY, 1)
+        self._count_language(1, [result.error] if result.failed else [])
         self.prompts.append(prompt)
         self.replies.append(reply)
         parsed = parse_reply(reply)

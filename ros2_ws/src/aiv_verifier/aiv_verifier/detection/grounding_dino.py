@@ -286,9 +286,10 @@ def _load(path: str, device: torch.device, dtype: torch.dtype) -> tuple[Any, Any
         model = AutoModelForZeroShotObjectDetection.from_pretrained(
             path, local_files_only=True, use_safetensors=True, dtype=dtype
         )
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as error:
+    except Exception as error:  # whatever a damaged file raises (SafetensorError is none of the usual ones)
         raise ModelDirError(
-            f"{WHAT} model directory {path!r} ({PARAMETER}) cannot be loaded: {_first_line(error)}"
+            f"{WHAT} model directory {path!r} ({PARAMETER}) cannot be loaded: {_first_line(error)}: copy the "
+            f"whole checkpoint directory again (e.g. {EXAMPLE})"
         ) from None
     _check_tokenizer(tokenizer, path)
     processor = GroundingDinoProcessor(image_processor=image_processor, tokenizer=tokenizer)

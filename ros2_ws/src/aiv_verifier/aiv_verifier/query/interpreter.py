@@ -4,7 +4,9 @@ Order of sources (first that gives an answer wins):
 
 - **category**: a valid ``category_hint`` (one of the 18 classes, case-insensitive) → ``category_cache``
   (``pred_coarse``) → the backend (keyword classifier, or the LLM answer matched per ``category_match``) →
-  [``llm_fallback_to_rules``: keyword classifier] → the fallback class.
+  [``llm_fallback_to_rules``: keyword classifier] → the fallback class. The hint always wins (it is the
+  caller's knowledge, e.g. a detector's class); when the descriptions name another class and never the
+  hinted one (keyword classifier), that is said in ``QuerySpec.notes`` (:func:`hint_contradiction`).
 - **attribute mode**: ``attr_cache`` → the backend (rule-based decomposer, or LLM extraction) →
   [``llm_fallback_to_rules``: rule-based decomposer when the LLM gave none]. Zero attributes is a valid
   result (nothing checkable was stated, or the model answer was unusable).
@@ -77,6 +79,19 @@ def direct_attributes(descriptions: Sequence[str]) -> tuple[Attribute, ...]:
     )
 
 
+def hint_contradiction(hint: str, descriptions: Sequence[str], classifier: KeywordCategoryClassifier) -> str:
+    """One line when the descriptions name another class than ``hint`` and no word of theirs names ``hint``
+    (weight-free keyword classifier), else "". Only a clear contradiction is reported: a description that also
+    mentions the hinted class ("a bag with a laptop pocket" for laptop) is not one."""
+    prediction = classifier.predict(descriptions)
+    if not prediction.matched or prediction.category == hint or prediction.scores.get(hint, 0.0) > 0.0:
+        return ""
+    return (
+        f"category_hint {hint!r} contradicts the descriptions, which name {prediction.category!r} and never "
+        f"{hint!r}; the hint wins: the object is checked as a {hint}"
+    )
+
+
 class StandardQueryInterpreter:
     """Implements :class:`~aiv_verifier.query.types.QueryInterpreter` for both backends (see module doc)."""
 
@@ -116,6 +131,7 @@ class StandardQueryInterpreter:
         dialogues: list[ModelExchange] = []
 
         category, category_source = self._category(texts, category_hint, key, dialogues)
+        note = hint_contradiction(category, texts, self.classifier) if category_source == "hint" else ""
         if query_mode is QueryMode.ATTRIBUTE:
             attributes, source = self._attributes(texts, category, key, dialogues)
         elif query_mode is QueryMode.DIRECT:
@@ -130,6 +146,7 @@ class StandardQueryInterpreter:
             attributes=tuple(attributes),
             attribute_source=source,
             dialogues=tuple(exchange.as_dialogue() for exchange in dialogues),
+            notes=(note,) if note else (),
         )
 
     # -- category ----------------------------------------------------------------------------------------------

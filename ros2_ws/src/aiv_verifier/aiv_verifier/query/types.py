@@ -40,7 +40,9 @@ class QuerySpec:
     ``category_source`` says where the category came from: ``hint`` (caller), ``cache``, ``rules`` (keyword
     classifier), ``llm`` or ``fallback``. ``attribute_source`` likewise (``cache``, ``rules``, ``llm``,
     ``descriptions`` for direct mode, ``merged-cache`` / ``merged-llm`` / ``merged-join`` for merged mode).
-    ``dialogues`` keeps raw model exchanges for the episode log (empty for the rule-based path).
+    ``dialogues`` keeps raw model exchanges for the episode log (empty for the rule-based path). ``notes`` says
+    what was noticed about the request without refusing it, one line each (a ``category_hint`` that the
+    descriptions contradict); the verifier node logs them and puts them in the Verdict.
     """
 
     descriptions: tuple[str, ...]
@@ -50,6 +52,7 @@ class QuerySpec:
     attributes: tuple[Attribute, ...]
     attribute_source: str
     dialogues: tuple[dict[str, str], ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = ()
 
     @property
     def attribute_names(self) -> tuple[str, ...]:

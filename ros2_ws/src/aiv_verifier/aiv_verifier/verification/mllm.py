@@ -127,6 +127,8 @@ class MllmVerifier:
     """Per-view verification by a vision-language model (see the module docstring). Thread-safe."""
 
     name: ClassVar[str] = "mllm"
+    #: Every call is a language-model call: the session books them for ``agent.model_outage``.
+    uses_language_model: ClassVar[bool] = True
 
     def __init__(
         self, model: LanguageModel, prompts: VerifyPrompts, *, one_call_per_view: bool = False
