@@ -189,6 +189,7 @@ def test_documented_verbs_run_against_the_robot_stand_in(
         if command.argv[:2] == ("topic", "echo"):
             assert "--once" in command.argv, f"{command.where}: an echo the test cannot wait for"
             echo = ros2_process(list(command.argv), "echo")
+            # (with the type given, as the documents show it, the echo subscribes without waiting for a publisher)
             topic = "/" + next(word for word in command.argv[2:] if not word.startswith("-")).lstrip("/")
             ros2_until(["topic", "info", topic], lambda out: "Subscription count: 0" not in out,
                        f"the subscription of `{command.text}`")  # fmt: skip

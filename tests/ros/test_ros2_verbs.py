@@ -68,7 +68,7 @@ def test_param_set_on_a_read_only_parameter_is_refused_with_the_reason(standin: 
 def test_send_goal_prints_steps_and_a_verdict_that_topic_echo_shows_too(
     standin: Ros2Process, ros2_process
 ) -> None:
-    echo = ros2_process(["topic", "echo", "--once", "verifier/verdict"], "echo")
+    echo = ros2_process(["topic", "echo", "--once", "verifier/verdict", "aiv_interfaces/msg/Verdict"], "echo")
     # The echo subscribes before the goal goes out: wait until the verdict topic has it as a subscriber.
     ros2_until(
         ["topic", "info", "/verifier/verdict"],
