@@ -177,9 +177,11 @@ def _start(
                     "navigation": "topic",
                     "cancel_topic": "goal_cancel",
                     "world_frame": "map",
-                    "navigation_timeout_s": 1.0,
-                    "answer_timeout_s": 0.5,
-                    "pose_timeout_s": 1.5,  # above the delays of a loaded CI machine, below the stale test's gap
+                    # Margins for a loaded 2-core CI machine (the fake robot's 50 Hz poses and answers come from
+                    # the test process); the stale-pose fault below waits longer than pose_timeout_s.
+                    "navigation_timeout_s": 3.0,
+                    "answer_timeout_s": 1.5,
+                    "pose_timeout_s": 3.0,
                     "frame_timeout_s": 1.0,
                     "frame_settle_s": 0.05,
                     **(adapter_params or {}),
@@ -198,7 +200,7 @@ def _start(
                 {
                     "verifier.backend": "oracle",
                     "verifier.dataset_root": micro_root,
-                    "move_timeout_s": 8.0,
+                    "move_timeout_s": 15.0,  # above 3 drives x navigation_timeout_s + a frame
                     "frame_timeout_s": 2.0,
                     "frame_qos.reliability": "best_effort",  # what the robot config uses for a driver
                     "frame_qos.durability": "volatile",
@@ -292,7 +294,7 @@ def test_faults_end_the_request_failed_with_their_cause_and_the_nodes_keep_servi
     robot.behaviour = "follow"
 
     robot.odometry_on = False
-    threading.Event().wait(2.0)  # longer than pose_timeout_s: the newest pose is now stale
+    threading.Event().wait(4.0)  # longer than pose_timeout_s: the newest pose is now stale
     failed("stale", "robot pose is stale")
     robot.odometry_on = True
     threading.Event().wait(0.2)  # ten fresh poses
@@ -324,7 +326,7 @@ def test_a_goal_topic_nobody_subscribes_to_fails_the_request_and_names_the_topic
 
     verdict = Requests(ros_executor).verify("unheard", budget=2)
     assert verdict.decision == Verdict.DECISION_FAILED, verdict.decision
-    assert "nothing subscribed to the goal topic '/nobody_listens' within 0.5 s" in verdict.failure_reason, (
+    assert "nothing subscribed to the goal topic '/nobody_listens' within 1.5 s" in verdict.failure_reason, (
         verdict.failure_reason
     )
     assert robot.goals == []
