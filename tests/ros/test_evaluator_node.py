@@ -19,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from action_msgs.msg import GoalStatus, GoalStatusArray
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_eval.in_process import run_in_process
 from aiv_eval.ros_mode import ManagedNode, RosEvaluation, executable_path
@@ -26,6 +27,7 @@ from aiv_eval.spec import EvalSpec
 from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import StepReport
 from aiv_offline_sim.environment import PInVerifyEnv
+from rclpy.qos import qos_profile_action_status_default
 from support.eval_specs import oracle_veto_spec
 from support.ros_harness import wait_until
 from support.tiny_dataset import EpisodeSpec, TinyDataset
@@ -104,8 +106,8 @@ def test_killed_verifier_then_simulator_are_restarted_and_every_episode_is_answe
     reference = run_in_process(_spec(tmp_path, micro_root, "reference", "evaluator.save_crops=false"))
     spec = _spec(tmp_path, micro_root, "faulty", "evaluator.save_crops=false", "evaluator.max_attempts=3")
     evaluation = _ros(spec, tmp_path)
-    # Kill inside an episode: on a step report that asks for a move, the goal is still in flight (another step
-    # must follow). The verifier after 2 recorded episodes, the simulator after 6 (moving episodes follow both).
+    # Kill inside an episode: the verifier on a step report that asks for a move (another step must follow) once
+    # 2 episodes are recorded, the simulator while one of its moves runs once 6 are (moving episodes follow both).
     plan = [("verifier", 2), ("offline_sim", 6)]
     killed: list[str] = []
 
@@ -116,14 +118,30 @@ def test_killed_verifier_then_simulator_are_restarted_and_every_episode_is_answe
         if not plan or step.action != StepReport.ACTION_MOVE or step.step > 2:
             return
         node, after_lines = plan[0]
-        if len(_lines(spec.run_dir)) >= after_lines:
+        if node == "verifier" and len(_lines(spec.run_dir)) >= after_lines:
             plan.pop(0)
             evaluation.nodes[node].kill()
             killed.append(node)
 
+    def on_move_status(message: GoalStatusArray) -> None:
+        # The simulator is killed while one of its moves runs. Its status publisher was discovered long before
+        # (the respawned verifier's feedback may be discovered only after the few remaining episodes are done).
+        if not plan or plan[0][0] != "offline_sim":
+            return
+        running = any(
+            s.status in (GoalStatus.STATUS_ACCEPTED, GoalStatus.STATUS_EXECUTING) for s in message.status_list
+        )
+        if running and len(_lines(spec.run_dir)) >= plan[0][1]:
+            plan.pop(0)
+            evaluation.nodes["offline_sim"].kill()
+            killed.append("offline_sim")
+
     watcher = ros_executor.create_node("fault_injector")
     watcher.create_subscription(
         VerifyInstance.Impl.FeedbackMessage, "/verify_instance/_action/feedback", on_feedback, 10
+    )
+    watcher.create_subscription(
+        GoalStatusArray, "/move_to_sector/_action/status", on_move_status, qos_profile_action_status_default
     )
     outcome = {}
     runner = threading.Thread(target=lambda: outcome.setdefault("result", evaluation.run()), daemon=True)
