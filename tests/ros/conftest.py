@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,13 +41,15 @@ else:
             finally:
                 executor.shutdown()
 
-    @pytest.fixture
-    def node_process(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., NodeProcess]]:
-        """Factory starting node child processes; stops them all and shows their logs on failure."""
-        started: list[NodeProcess] = []
+    def _process_factory(
+        request: pytest.FixtureRequest, make: Callable[..., Any]
+    ) -> Iterator[Callable[..., Any]]:
+        """Yield a factory of child processes (``make(index, ...)``); stop them all afterwards and show their
+        output when the test failed."""
+        started: list[Any] = []
 
-        def start(argv: list[str], name: str = "node", env: dict[str, str] | None = None) -> NodeProcess:
-            process = NodeProcess(argv, tmp_path / f"{name}-{len(started)}.log", env)
+        def start(*args: Any, **kwargs: Any) -> Any:
+            process = make(len(started), *args, **kwargs)
             started.append(process)
             return process
 
@@ -57,24 +60,26 @@ else:
         if failed is not None and failed.failed:
             for process in started:
                 print(f"----- output of {process.argv} -----\n{process.output()}")
+
+    @pytest.fixture
+    def node_process(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., NodeProcess]]:
+        """Factory starting node child processes; stops them all and shows their logs on failure."""
+
+        def make(
+            index: int, argv: list[str], name: str = "node", env: dict[str, str] | None = None
+        ) -> NodeProcess:
+            return NodeProcess(argv, tmp_path / f"{name}-{index}.log", env)
+
+        yield from _process_factory(request, make)
 
     @pytest.fixture
     def ros2_process(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., Ros2Process]]:
         """Factory starting `ros2 launch` / `ros2 run` / `ros2 topic echo` children; all stopped afterwards."""
-        started: list[Ros2Process] = []
 
-        def start(argv: list[str], name: str = "ros2", cwd: Path | None = None) -> Ros2Process:
-            process = Ros2Process(argv, tmp_path / f"{name}-{len(started)}.log", cwd=cwd)
-            started.append(process)
-            return process
+        def make(index: int, argv: list[str], name: str = "ros2", cwd: Path | None = None) -> Ros2Process:
+            return Ros2Process(argv, tmp_path / f"{name}-{index}.log", cwd=cwd)
 
-        yield start
-        for process in started:
-            process.stop()
-        failed = getattr(request.node, "rep_call", None)
-        if failed is not None and failed.failed:
-            for process in started:
-                print(f"----- output of {process.argv} -----\n{process.output()}")
+        yield from _process_factory(request, make)
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:

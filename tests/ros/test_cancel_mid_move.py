@@ -119,9 +119,8 @@ def _send(client: ActionClient, request_id: str, descriptions: list[str]):
     return sent
 
 
-def test_a_cancel_mid_drive_stops_the_base_at_once_and_the_next_request_is_served(
-    robot, node_process, ros_executor
-) -> None:
+def _drive_under_way(node_process, ros_executor, request_id: str):
+    """Start a verifier, send it QUERY and return once the base drives to the first sector."""
     verifier = _start_verifier(node_process)
     base = ros_executor.spin_new("base_watch", Base)
     client = ros_executor.spin_new(
@@ -129,9 +128,15 @@ def test_a_cancel_mid_drive_stops_the_base_at_once_and_the_next_request_is_serve
     )
     assert client.wait_for_server(timeout_sec=60.0)
     wait_until(base.connected, "the base topics' publishers", timeout_s=60.0)
-
-    sent = _send(client, "cancel-me", QUERY)
+    sent = _send(client, request_id, QUERY)
     wait_until(base.driving, "the base driving to the first sector", timeout_s=120.0)
+    return verifier, base, client, sent
+
+
+def test_a_cancel_mid_drive_stops_the_base_at_once_and_the_next_request_is_served(
+    robot, node_process, ros_executor
+) -> None:
+    verifier, base, client, sent = _drive_under_way(node_process, ros_executor, "cancel-me")
     goals_before, stops_before, _ = base.snapshot()
 
     asked = time.monotonic()
@@ -163,16 +168,7 @@ def test_a_cancel_mid_drive_stops_the_base_at_once_and_the_next_request_is_serve
 
 
 def test_a_verifier_stopped_mid_drive_cancels_its_move_first(robot, node_process, ros_executor) -> None:
-    verifier = _start_verifier(node_process)
-    base = ros_executor.spin_new("base_watch", Base)
-    client = ros_executor.spin_new(
-        "client", lambda node: ActionClient(node, VerifyInstance, "verify_instance")
-    )
-    assert client.wait_for_server(timeout_sec=60.0)
-    wait_until(base.connected, "the base topics' publishers", timeout_s=60.0)
-
-    sent = _send(client, "interrupted", QUERY)
-    wait_until(base.driving, "the base driving to the first sector", timeout_s=120.0)
+    verifier, base, _client, sent = _drive_under_way(node_process, ros_executor, "interrupted")
     _, stops_before, _ = base.snapshot()
     sent.result_future = sent._handle().get_result_async()  # asked before the verifier goes
     verifier.process.send_signal(signal.SIGTERM)
