@@ -7,9 +7,7 @@ SHELL := /bin/bash
 PYTEST_WORKERS ?= 2
 # Upstream sources of the ROS 2 tools PyPI lacks (ros2 CLI, ros2 launch, vision_msgs, nav2_msgs, ...).
 ROS2_UPSTREAM ?= ../shared/ros2-upstream
-PYTEST_ros2-tools: setup  ## install `ros2`, `ros2 launch` and vision_msgs / nav2_msgs / tf2_msgs from ROS2_UPSTREAM (not needed with apt ROS 2)
-	@bash scripts/install_ros2_tools.sh $(ROS2_UPSTREAM)
-
+PYTEST_ARGS ?=
 ARGS ?=
 RUN := source .env.sh &&
 
@@ -23,8 +21,6 @@ setup:  ## create .venv, install pinned ROS 2 wheels + deps, build ros2_ws, writ
 
 ros2-tools: setup  ## install `ros2`, `ros2 launch` and vision_msgs / nav2_msgs / tf2_msgs from ROS2_UPSTREAM (not needed with apt ROS 2)
 	@bash scripts/install_ros2_tools.sh $(ROS2_UPSTREAM)
-
-ARGS ?=
 
 demo: setup  ## the main job: offline evaluation over ROS (3 nodes), metrics table + report (ARGS=... to aiv-eval run)
 	@$(RUN) python scripts/offline_eval.py $(ARGS)
