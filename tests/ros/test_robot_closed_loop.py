@@ -10,6 +10,11 @@ episode's object's own descriptions from the generated description db) and a neg
 another category). Every verdict is recorded to ``closed_loop_verdicts.json`` in the test's tmp dir (and to
 ``$AIV_CLOSED_LOOP_JSON`` when set) with its steps, moves and timings: wall time, the stand-in's simulated
 navigation time at its stated speed, and perception (the verifier's ``verify`` stage).
+
+Each object is asked with its own descriptions, a same-category look-alike's (where the dataset has one) and
+another category's. By default two micro episodes run; ``AIV_CLOSED_LOOP_DATASET=DIR`` with
+``AIV_CLOSED_LOOP_EPISODES=N`` runs the first N val episodes of a generated dataset instead (its preset and
+seed from ``capture_complete.json``), the robot-setting check of docs/evidential.md.
 """
 
 from __future__ import annotations
@@ -62,6 +67,40 @@ ANGULAR_SPEED_DEG = 90.0
 TIME_SCALE = 25.0  # the stand-in drives 25x faster than that (rendering is not scaled)
 NAVIGATION_TIMEOUT_S = 8.0  # wall seconds per drive: > 4 m at 0.5 m/s x 25
 STEP_BUDGET = 6
+QUERIES = ("positive", "lookalike", "negative")
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One stand-in episode: where it comes from and which objects to ask about."""
+
+    preset: str
+    seed: int
+    scene: str
+    episode: str
+    lookalike: str = ""  # a same-category object's id (the index's neg_same query where there is one)
+
+
+def _episodes(micro_root: Path) -> tuple[Path, list[Episode]]:
+    """The dataset whose descriptions and privileged ground truth serve the episodes, and the episodes."""
+    chosen = os.environ.get("AIV_CLOSED_LOOP_DATASET", "")
+    if not chosen:
+        return micro_root, [Episode("micro", 42, SCENE, episode) for episode in EPISODES]
+    root = Path(chosen).resolve()
+    made = json.loads((root / "capture_complete.json").read_text())
+    count = int(os.environ.get("AIV_CLOSED_LOOP_EPISODES", "10"))
+    found: dict[tuple[str, str], str] = {}
+    for line in (root / "val" / "pv_index_all.jsonl").read_text().splitlines():
+        entry = json.loads(line)
+        key = (entry["scene"], entry["episode"])
+        if key not in found and len(found) >= count:
+            continue
+        lookalike = entry["query_object_id"] if entry["pair_type"] == "neg_same" else ""
+        found[key] = found.get(key) or lookalike
+    return root, [
+        Episode(made["preset"], int(made["seed"]), scene, episode, lookalike)
+        for (scene, episode), lookalike in found.items()
+    ]
 
 
 def _pose(message: PoseStamped) -> BasePose:
@@ -268,7 +307,7 @@ def _record(
     )
 
 
-def _start_verifier(node_process, backend: str, micro_root: Path):
+def _start_verifier(node_process, backend: str, root: Path):
     return node_process(
         [
             str(VERIFIER),
@@ -281,7 +320,7 @@ def _start_verifier(node_process, backend: str, micro_root: Path):
                 {
                     "verify_action": f"verify_{backend}",
                     "verifier.backend": backend,
-                    "verifier.dataset_root": micro_root,  # the oracle's privileged_gt and description db
+                    "verifier.dataset_root": root,  # the oracle's privileged_gt and description db
                     "move_timeout_s": 3 * NAVIGATION_TIMEOUT_S + 5.0,
                 }
             ),
@@ -290,19 +329,21 @@ def _start_verifier(node_process, backend: str, micro_root: Path):
     )
 
 
-def _start_robot(node_process, micro_root: Path, episode: str, start: BasePose):
+def _start_robot(node_process, root: Path, episode: Episode, start: BasePose):
     stand_in = node_process(
         [
             sys.executable,
             str(AUDITED_STANDIN),
-            str(micro_root),  # the stand-in must not open anything under the dataset
+            str(root),  # the stand-in must not open anything under the dataset
             "--ros-args",
             "--params-file",
             str(STANDIN_PARAMS),
             *ros_args(
                 {
-                    "scene": SCENE,
-                    "episode": episode,
+                    "preset": episode.preset,
+                    "seed": episode.seed,
+                    "scene": episode.scene,
+                    "episode": episode.episode,
                     "start_view": "pose",
                     "start_x": start.x,
                     "start_y": start.y,
@@ -313,7 +354,7 @@ def _start_robot(node_process, micro_root: Path, episode: str, start: BasePose):
                 }
             ),
         ],
-        name=f"robot_sim-{episode}",
+        name=f"robot_sim-{episode.episode}",
     )
     adapter = node_process(
         [
@@ -325,7 +366,7 @@ def _start_robot(node_process, micro_root: Path, episode: str, start: BasePose):
             str(STANDIN_PARAMS),
             *ros_args({"navigation_timeout_s": NAVIGATION_TIMEOUT_S}),
         ],
-        name=f"adapter-{episode}",
+        name=f"adapter-{episode.episode}",
     )
     return stand_in, adapter
 
@@ -375,43 +416,53 @@ def test_the_stand_in_s_ground_truth_carries_the_visible_attributes_of_its_rende
 def test_whole_verifications_closed_loop_on_live_renders(
     ros_executor, node_process, micro_root: Path, tmp_path: Path
 ) -> None:
-    dataset = PInVerifyDataset(micro_root)
+    root, episodes = _episodes(micro_root)
+    dataset = PInVerifyDataset(root)
     descriptions = dataset.load_descriptions()
     assert descriptions is not None
     categories = {
         path.stem: json.loads(path.read_text())["object_category"]
-        for path in micro_root.glob("privileged_gt/*/*.json")
+        for path in root.glob("privileged_gt/*/*.json")
     }
     robot = ros_executor.spin_new("closed_loop_test", Robot)
     records: list[Record] = []
     audits: dict[str, list[str]] = {}
 
-    for episode in EPISODES:
-        scene = LiveScene(scene=SCENE, episode=episode)
+    for episode in episodes:
+        scene = LiveScene(
+            preset=episode.preset, seed=episode.seed, scene=episode.scene, episode=episode.episode
+        )
         _, start = off_capture_pose(scene)  # 7 deg round and 0.1 m off a capture showing the object
         assert scene.nearest_capture(scene.camera_pose(start)) is None
-        negative = next(
-            object_id
-            for object_id, category in sorted(categories.items())
-            if category != scene.category and object_id in descriptions
+        known = sorted(object_id for object_id in categories if object_id in descriptions)
+        negative = next(object_id for object_id in known if categories[object_id] != scene.category)
+        lookalike = episode.lookalike or next(
+            (o for o in known if categories[o] == scene.category and o != scene.object_id), ""
         )
+        asked = {"positive": scene.object_id, "lookalike": lookalike, "negative": negative}
         # Fresh processes per episode: a verifier never holds a frame of another episode's stand-in.
-        stand_in, adapter = _start_robot(node_process, micro_root, episode, start)
-        verifiers = [_start_verifier(node_process, backend, micro_root) for backend in BACKENDS]
+        stand_in, adapter = _start_robot(node_process, root, episode, start)
+        verifiers = [_start_verifier(node_process, backend, root) for backend in BACKENDS]
         _wait_for_robot(robot, [stand_in, adapter, *verifiers])
-        for query, object_id in (("positive", scene.object_id), ("negative", negative)):
+        label = f"{episode.scene}/{episode.episode}"
+        for query in QUERIES:
+            object_id = asked[query]
+            if not object_id:
+                continue  # the dataset has no other object of this category
             for backend in BACKENDS:
                 robot.put_at(start)  # every request starts at the off-capture pose
                 verdict, moves = robot.verify(
-                    backend, f"ep{episode}-{query}-{backend}", list(descriptions.descriptions_for(object_id))
+                    backend,
+                    f"ep{episode.episode}-{query}-{backend}",
+                    list(descriptions.descriptions_for(object_id)),
                 )
                 records.append(
-                    _record(episode, scene, backend, query, object_id, categories[object_id], verdict, moves)
+                    _record(label, scene, backend, query, object_id, categories[object_id], verdict, moves)
                 )
         for process in (adapter, stand_in, *verifiers):
             process.assert_running()
             process.stop()
-        audits[episode] = _audit_lines(stand_in)
+        audits[label] = _audit_lines(stand_in)
 
     report = [{**asdict(r), "at_real_speed_s": round(r.at_real_speed_s, 3)} for r in records]
     text = json.dumps({"time_scale": TIME_SCALE, "linear_speed": LINEAR_SPEED, "verdicts": report}, indent=2)
@@ -420,7 +471,8 @@ def test_whole_verifications_closed_loop_on_live_renders(
         Path(os.environ["AIV_CLOSED_LOOP_JSON"]).write_text(text)
     for r in records:
         print(
-            f"ep{r.episode} {r.object_category:8s} {r.backend:9s} {r.query:8s} -> {r.decision:9s} "
+            f"{r.episode} {r.object_category:8s} {r.backend:9s} {r.query:9s} -> {r.decision:9s} "
+            f"P {r.probability:.3f} unverified {r.unverified} "
             f"steps {r.steps} sectors {r.visited_sectors} outcomes {r.move_outcomes} | wall {r.elapsed_s:.2f} s, "
             f"verify {r.stage_s.get('verify', 0.0):.2f} s, drives {r.navigation_wall_s:.2f} s here = "
             f"{r.navigation_simulated_s:.1f} s at {LINEAR_SPEED} m/s -> {r.at_real_speed_s:.1f} s on a real base"
@@ -433,13 +485,23 @@ def test_whole_verifications_closed_loop_on_live_renders(
     # The stand-in's params use the evidential fusion (robot setting): never a YES to another object; the
     # oracle, fed the stand-in's live visibility, answers its own descriptions YES unless some attribute stayed
     # out of every view it could reach (UNDECIDED, naming them), and another category NO.
+    for backend in BACKENDS:
+        mine = [r for r in records if r.backend == backend]
+        print(
+            f"{backend}: true objects YES {sum(r.decision == 'YES' for r in mine if r.query == 'positive')} of "
+            f"{sum(r.query == 'positive' for r in mine)}; look-alikes YES "
+            f"{sum(r.decision == 'YES' for r in mine if r.query == 'lookalike')} of "
+            f"{sum(r.query == 'lookalike' for r in mine)}; other categories YES "
+            f"{sum(r.decision == 'YES' for r in mine if r.query == 'negative')} of "
+            f"{sum(r.query == 'negative' for r in mine)}"
+        )
     for r in records:
-        if r.query == "negative":
+        if r.query != "positive":
             assert r.decision in ("NO", "UNDECIDED"), r
         if r.backend == "oracle":
             if r.query == "negative":
                 assert r.decision == "NO", r
-            else:
+            elif r.query == "positive":
                 assert r.decision in ("YES", "UNDECIDED"), r
                 assert (r.decision == "UNDECIDED") == bool(r.unverified), r
     assert any(r.decision == "YES" for r in records if r.backend == "oracle"), records

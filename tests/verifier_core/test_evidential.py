@@ -62,13 +62,19 @@ def view(ledger, pose, answers, quality="large", weight=1.0):
     )
 
 
-def test_one_answer_projects_to_its_likelihood_ratio() -> None:
+def test_one_answer_carries_its_likelihood_ratio_and_independent_answers_multiply() -> None:
     for ratio in (0.05, 0.5, 1.0, 3.0, 40.0):
         support, against = evidence_from_likelihood_ratio(ratio)
         opinion = Opinion.from_evidence(support, against)
         assert opinion.belief + opinion.disbelief + opinion.uncertainty == pytest.approx(1.0)
-        assert opinion.projected() == pytest.approx(ratio / (1 + ratio))
         assert evidence_odds(support, against) == pytest.approx(ratio)
+        # cumulative fusion adds weights of evidence: two independent answers multiply their ratios
+        assert evidence_odds(2 * support, 2 * against) == pytest.approx(ratio * ratio)
+    # a Yes and an equally strong No cancel; more agreeing answers leave less uncertainty
+    yes, no = evidence_from_likelihood_ratio(9.0), evidence_from_likelihood_ratio(1 / 9.0)
+    assert evidence_odds(yes[0] + no[0], yes[1] + no[1]) == pytest.approx(1.0)
+    assert Opinion.from_evidence(*yes).uncertainty > Opinion.from_evidence(3 * yes[0], 0.0).uncertainty
+    assert Opinion.from_evidence(0.0, 0.0).uncertainty == 1.0
 
 
 def test_an_answer_counts_only_as_much_as_its_interval_allows() -> None:

@@ -8,18 +8,29 @@ worth: the likelihood ratio
     LR(y) = P(y | the claim holds) / P(y | it does not)
 
 measured per verifier backend, claim kind and view quality (:class:`ReliabilityCell`, fitted by
-``aiv-eval calibrate``). Binomial subjective logic keeps, per claim, evidence for (r) and against (s) with a
-non-informative prior weight W = 2, and reads them as belief b = r / (r + s + W), disbelief d = s / (r + s + W)
-and uncertainty u = W / (r + s + W). An answer alone must project to the posterior its likelihood ratio gives
-(base rate 1/2): (r + W/2) / (r + W) = LR / (1 + LR), hence
+``aiv-eval calibrate``). The evidence an answer adds is its *weight of evidence*, the log of that ratio in
+nats, filed for the claim (r) when LR > 1 and against it (s) when LR < 1:
 
-    r = W/2 · (LR − 1)            (a Yes or No whose LR favours the claim; symmetrically s for LR < 1).
+    r = ln LR  (LR ≥ 1),        s = ln (1 / LR)  (LR < 1).
+
+Why logs: views of a fixed object answer about a fixed truth, so for views whose errors are independent
+Bayes' rule multiplies their likelihood ratios. **Cumulative fusion** adds evidence (r = Σ r_v, s = Σ s_v), and
+with log weights adding is multiplying: the fused likelihood ratio of the claim is
+
+    Λ = exp(r − s)                (1 when it was never judged).
+
+(Counting each answer as r = LR − 1 pseudo-observations, the Beta-binomial reading, makes two answers of
+LR 9 worth 17 instead of 81. A global factor fitted to make several views count enough then made one view
+count for far more than its ratio: a single flipped Yes of a noisy verifier reached 0.95.) Binomial subjective
+logic reads the same evidence with a non-informative prior weight W = 2 as belief b = r / (r + s + W),
+disbelief d = s / (r + s + W) and uncertainty u = W / (r + s + W): an attribute never judged has u = 1, one
+answer of LR 9 leaves u ≈ 0.48, three agreeing ones u ≈ 0.23.
 
 Unsure answers carry no evidence (the claim stays as uncertain as it was), and the likelihood ratio used is
 the end of its 95 % interval nearest to 1: a sparsely measured answer counts for little, one whose interval
-contains 1 for nothing. **Cumulative fusion** of independent views adds evidence (r = Σ r_v, s = Σ s_v); the
-caller keeps one contribution per pose, so a repeated view adds nothing. The fused evidence implies the
-likelihood ratio Λ = (r + W/2) / (s + W/2) ≥ 0 of the claim, 1 when it was never judged.
+contains 1 for nothing. The caller keeps one contribution per pose, so a repeated view adds nothing. Views of
+one object are not fully independent (same light, same bias of a cue): the table's fitted ``evidence_scale``
+multiplies every weight, a tempered likelihood (scale < 1 discounts correlated views).
 
 **The object.** "Is this the described object?" is the hypothesis T that every claim holds. Its alternatives,
 with shares fitted from labelled data (:class:`TargetModel`):
@@ -53,6 +64,8 @@ from .types import Decision
 
 #: W, the weight of the non-informative prior of a binomial opinion (two outcomes, base rate 1/2).
 PRIOR_WEIGHT = 2.0
+#: Fused log-odds are clipped to ±this many nats (a likelihood ratio of about 1e300) to stay finite.
+MAX_LOG_ODDS = 690.0
 #: z of the two-sided 95 % interval used for every rate.
 Z_95 = 1.959963984540054
 
@@ -81,20 +94,18 @@ VACUOUS = Opinion(0.0, 0.0, 1.0)
 """The opinion about a claim never judged."""
 
 
-def evidence_odds(support: float, against: float, prior_weight: float = PRIOR_WEIGHT) -> float:
-    """Λ = (r + W/2) / (s + W/2): the likelihood ratio fused evidence implies for its claim (1 = no evidence)."""
-    half = prior_weight / 2.0
-    return (support + half) / (against + half)
+def evidence_odds(support: float, against: float) -> float:
+    """Λ = exp(r − s): the likelihood ratio fused evidence (in nats) implies for its claim (1 = no evidence)."""
+    return math.exp(max(-MAX_LOG_ODDS, min(MAX_LOG_ODDS, support - against)))
 
 
-def evidence_from_likelihood_ratio(ratio: float, prior_weight: float = PRIOR_WEIGHT) -> tuple[float, float]:
-    """(r, s) of one answer with likelihood ratio ``ratio`` for its claim (module docstring)."""
+def evidence_from_likelihood_ratio(ratio: float) -> tuple[float, float]:
+    """(r, s) of one answer with likelihood ratio ``ratio`` for its claim: its weight of evidence in nats."""
     if not ratio > 0 or math.isinf(ratio):
         raise ValueError(f"a likelihood ratio must be finite and > 0, got {ratio}")
-    half = prior_weight / 2.0
     if ratio >= 1.0:
-        return half * (ratio - 1.0), 0.0
-    return 0.0, half * (1.0 / ratio - 1.0)
+        return math.log(ratio), 0.0
+    return 0.0, -math.log(ratio)
 
 
 def wilson_interval(successes: int, trials: int, z: float = Z_95) -> tuple[float, float]:
@@ -208,7 +219,6 @@ class ReliabilityTable:
 
     cells: Mapping[tuple[str, str], ReliabilityCell]
     evidence_scale: float = 1.0
-    prior_weight: float = PRIOR_WEIGHT
     _pooled_kind: dict[str, ReliabilityCell] = field(init=False, repr=False, compare=False)
     _pooled_all: ReliabilityCell = field(init=False, repr=False, compare=False)
 
@@ -240,7 +250,7 @@ class ReliabilityTable:
         if answer is Decision.UNSURE:
             return 0.0, 0.0
         ratio = self.cell(kind, quality).likelihood_ratio(answer)
-        support, against = evidence_from_likelihood_ratio(ratio, self.prior_weight)
+        support, against = evidence_from_likelihood_ratio(ratio)
         factor = weight * self.evidence_scale
         return support * factor, against * factor
 
