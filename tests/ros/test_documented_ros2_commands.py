@@ -5,8 +5,9 @@ from an inline code span that is a whole command (``ros2 VERB list``, or four wo
 ``<placeholder>``). Each runs the way the documents say to use it:
 
 - ``ros2 launch`` / ``ros2 run`` of nodes, each on its own, in a fresh directory holding what the documents call
-  ``my_eval.yaml`` (an evaluation of the micro dataset) and ``data/pv_synthetic_default`` (the micro dataset): an
-  offline evaluation must end by itself with exit code 0 and its metrics; anything else must bring every node it
+  ``my_eval.yaml`` (an evaluation of the micro dataset), ``data/pv_synthetic_default`` (the micro dataset) and the
+  repository's ``bags/``: an evaluation (``offline_eval.launch.py``, or ``bag_replay.launch.py`` with
+  ``evaluate:=true``) must end by itself with exit code 0 and its metrics; anything else must bring every node it
   starts onto the graph, with none dying, and exit 0 on Ctrl-C;
 - the verbs (``node``, ``param``, ``topic``, ``action``, ``interface``, ``run aiv_robot aiv-pregrasp``), in document
   order, against the robot stand-in session the documents start (``robot_verify.launch.py standin:=true``); a
@@ -34,7 +35,8 @@ pytestmark = pytest.mark.ros
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
 SESSION_VERBS = {"node", "param", "topic", "action", "interface", "service"}
-SELF_ENDING = "offline_eval.launch.py"
+#: Launch files that end by themselves when their evaluation is done (bag_replay only with evaluate:=true).
+SELF_ENDING = {"offline_eval.launch.py": (), "bag_replay.launch.py": ("evaluate:=true",)}
 #: A path the documents use for a model the test builds (tiny, untrained: it proves the command runs, no more).
 GROUNDING_DINO_PLACEHOLDER = "model_dir:=/models/grounding-dino-tiny"
 STARTED = re.compile(r"\[INFO\] \[([A-Za-z0-9_]+)-\d+\]: process started")
@@ -59,6 +61,14 @@ class DocumentedCommand:
             return "session" if self.argv[2] == "aiv-pregrasp" else "process"
         assert verb in SESSION_VERBS, f"{self.where}: no rule to run `{self.text}` (add one here)"
         return "session"
+
+    @property
+    def self_ending(self) -> bool:
+        """A launch of an evaluation, which must end by itself with its metrics."""
+        return self.argv[0] == "launch" and any(
+            name in self.argv and all(argument in self.argv for argument in needs)
+            for name, needs in SELF_ENDING.items()
+        )
 
 
 def _split(line: str) -> tuple[str, str]:
@@ -112,10 +122,11 @@ def test_the_documents_show_the_commands_a_ros_user_types_first() -> None:
 
 
 def _workspace(tmp_path: Path, micro_root: Path) -> Path:
-    """A directory holding what the documents' commands name: my_eval.yaml and data/pv_synthetic_default."""
+    """A directory holding what the documents' commands name: my_eval.yaml, data/pv_synthetic_default, bags/."""
     cwd = tmp_path / "cwd"
     (cwd / "data").mkdir(parents=True)
     (cwd / "data" / "pv_synthetic_default").symlink_to(micro_root)
+    (cwd / "bags").symlink_to(REPO_ROOT / "bags")
     spec = oracle_veto_spec(tmp_path, micro_root, "my_eval", "evaluator.save_crops=false")
     spec.set("evaluator", "run_dir", "runs/my_eval", where="test")
     spec.write(cwd / "my_eval.yaml")
@@ -148,7 +159,7 @@ def test_documented_launch_and_run_commands_run(
         assert ros2(*command.argv, cwd=cwd).returncode == 0
         return
     process = ros2_process(argv, "documented", cwd=cwd)
-    if SELF_ENDING in command.argv:
+    if command.self_ending:
         assert process.wait(timeout_s=240.0) == 0, process.output()
         assert list(cwd.glob("runs/*/metrics.json")), process.output()
         return

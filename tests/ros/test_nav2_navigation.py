@@ -5,7 +5,7 @@ The adapter and the stand-in (``aiv_robot_sim``) run as processes; a Nav2-like N
 (tests/ros/peers/nav2_server.py: accepts or rejects, sends feedback with the current pose and the distance
 remaining, succeeds, aborts with an error code, honours cancel) runs in the test and drives the stand-in through
 its goal topic. The adapter reads the robot's pose from the stand-in's ``nav_msgs/Odometry``. Each documented
-outcome ends as README ("On a robot") says: a sector move arrives (``moved``, a frame taken at the goal);
+outcome ends as docs/robot.md ("The robot adapter") says: a sector move arrives (``moved``, a frame taken at the goal);
 a goal Nav2 rejects or aborts, at both stand-offs, makes the sector ``unreachable`` (the abort's error code
 and message in the warning) without moving the robot; no server within ``answer_timeout_s`` is a fault
 (``rejected``, naming the action); a cancelled move cancels the Nav2 goal and the robot stops. The topic path
