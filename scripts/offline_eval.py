@@ -6,7 +6,9 @@
 2. Runs ``aiv-eval run`` in ROS mode with the installed ``offline_eval.yaml``: simulator, verifier and evaluator
    as three node processes over DDS (GT boxes, classical verifier, angular-FPS NBV, attr_majority with adaptive
    stopping, T = 6). The run is resumable: running the command again finishes an interrupted run, or only
-   prints the result of a finished one.
+   prints the result of a finished one. With more than one CPU core, several simulator + verifier pairs serve
+   the run at once (``--pairs``; default: one per core this process may use, while the available memory holds
+   600 MiB per pair, at most 8); the records are the same with any number of pairs.
 3. Prints the metrics table, the report path and the time it took.
 
 Extra arguments go to ``aiv-eval run`` (e.g. ``--set evaluator.slice_end=24`` or ``--mode inprocess``).
@@ -42,6 +44,16 @@ def ensure_default_dataset() -> Path:
     return DEFAULT_DATASET
 
 
+def _pair_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"{text!r} is no pair count; expected an integer from 1 to 64")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -52,11 +64,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--run-dir", type=Path, default=DEFAULT_RUN_DIR, help="where results, metrics, report go"
     )
+    parser.add_argument(
+        "--pairs",
+        type=_pair_count,
+        default=None,
+        help="simulator + verifier pairs run at once (default: one per CPU core, at most 8, memory allowing)",
+    )
     args, passthrough = parser.parse_known_args(argv)
+    from aiv_eval.pairs import demo_pair_count, demo_pair_names
+
+    pairs = args.pairs if args.pairs is not None else demo_pair_count()
+    rule = "--pairs" if args.pairs is not None else "one per CPU core, at most 8, memory allowing"
+    print(f"[main] simulator + verifier pairs: {pairs} ({rule})", flush=True)
     dataset = args.dataset or ensure_default_dataset()
     command = [
         sys.executable, "-m", "aiv_eval.cli", "run", str(PARAMS),
         "--dataset", str(dataset), "--set", f"evaluator.run_dir={args.run_dir}",
+        *(["--set", f"evaluator.pairs={','.join(demo_pair_names(pairs))}"] if pairs > 1 else []),
         "--mode", "ros", "--table", "--report", *passthrough,
     ]  # fmt: skip
     print(f"[main] {' '.join(command[1:])}", flush=True)

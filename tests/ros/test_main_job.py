@@ -1,4 +1,5 @@
-"""`make demo`'s script end to end: the weight-free default over ROS on a small generated dataset."""
+"""`make demo`'s script end to end: the weight-free default over ROS on a small generated dataset, with as many
+simulator + verifier pairs as the machine's cores allow (``aiv_eval.pairs.demo_pair_count``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+from aiv_eval.pairs import demo_pair_count, demo_pair_names
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,7 +33,12 @@ def test_main_job_runs_the_default_evaluation_over_ros_and_prints_the_table(tmp_
         "agent_type": "aiv:classical", "nbv_type": "farthest", "fusion_type": "attr_majority",
         "bbox_mode": "gt", "max_steps": 6, "query_mode": "attribute",
     }  # fmt: skip
-    assert (run_dir / "report.html").is_file() and (run_dir / "logs" / "verifier.log").is_file()
+    pairs = demo_pair_count()
+    assert (
+        f"[main] simulator + verifier pairs: {pairs} (one per CPU core, at most 8, memory allowing)" in output
+    )
+    logs = [run_dir / "logs" / pair / "verifier.log" for pair in demo_pair_names(pairs) or ("",)]
+    assert (run_dir / "report.html").is_file() and all(log.is_file() for log in logs), output
     # Running it again finds the run complete and only reprints the result.
     again = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert again.returncode == 0, again.stdout + again.stderr

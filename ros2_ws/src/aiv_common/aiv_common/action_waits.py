@@ -226,6 +226,8 @@ class SentGoal:
         if self.result_future is None:
             self.result_future = self._handle().get_result_async()
         deadline = time.monotonic() + timeout_s
+        # Each short wait below ends before its own liveness check would run, so the server is watched here.
+        next_liveness_check = time.monotonic() + LIVENESS_CHECK_S
         while True:
             remaining = deadline - time.monotonic()
             step = remaining if cancel_when is None else min(CANCEL_CHECK_S, remaining)
@@ -234,9 +236,14 @@ class SentGoal:
             if cancel_when is not None and cancel_when():
                 self.cancel()
                 raise GoalCancelled(f"{what}'s goal was cancelled: its caller gave up")
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if now >= deadline:
                 self.cancel()
                 return None
+            if now >= next_liveness_check:
+                next_liveness_check = now + LIVENESS_CHECK_S
+                if not alive() and not self.result_future.done():
+                    raise ServerLostError(f"{what} disappeared from the ROS graph while we waited for it")
 
     def cancel(self) -> None:
         if self.accepted:

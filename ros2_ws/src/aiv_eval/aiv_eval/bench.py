@@ -3,7 +3,10 @@
 Both modes evaluate the same params file and slice into fresh run dirs under ``--out``:
 
 - in-process in a child process (so its peak memory is its own, read from ``wait4`` like the nodes');
-- over ROS with the simulator, verifier and evaluator as three processes (``ros_mode.RosEvaluation``).
+- over ROS with the simulator, verifier and evaluator as three processes (``ros_mode.RosEvaluation``);
+- over ROS again with N simulator + verifier pairs driven by one evaluator (``evaluator.pairs``; N from
+  ``--pairs``, by default ``make demo``'s rule, :func:`.pairs.demo_pair_count`), which is what the main job
+  runs on a machine with N cores: its wall time and episodes per second beside the one-pair run's.
 
 Memory: each process's peak RSS from the kernel (``wait4``, exact) and the peak PSS of its whole process tree
 (the process and its children, shared library pages split between the processes that map them; sampled every
@@ -21,10 +24,12 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .memory import PssSampler
+from .pairs import demo_pair_names
 from .ros_mode import ManagedNode, RosEvaluation
 from .spec import EvalSpec
 
@@ -99,19 +104,24 @@ def _running_pid(node: ManagedNode) -> int | None:
     return node.pid if node.returncode is None else None
 
 
-def run_ros(spec: EvalSpec, log: Path, *, record_bags: bool = False) -> ModeTiming:
+def run_ros(spec: EvalSpec, log: Path, *, record_bags: bool = False, label: str = "") -> ModeTiming:
+    """One ROS run; ``label`` tells its processes apart from another run's in the memory table."""
     evaluation = RosEvaluation(spec, evaluator_output=log, record_bags=record_bags)
     nodes = evaluation.nodes
     with PssSampler(lambda: {name: _running_pid(node) for name, node in nodes.items()}) as sampler:
         result = evaluation.run()
     mode = "ROS + bags" if record_bags else "ROS"
+
+    def named(peaks: dict[str, float]) -> dict[str, float]:
+        return {f"{name} ({label})" if label else name: peak for name, peak in peaks.items()}
+
     return _timing(
-        mode,
+        f"{mode} {label}".strip(),
         result.run_dir,
         result.wall_s,
-        result.peak_rss_mib,
+        named(result.peak_rss_mib),
         result.evaluator_exit_code,
-        sampler.peak_mib(),
+        named(sampler.peak_mib()),
     )
 
 
@@ -150,23 +160,39 @@ def recording_report(ros: ModeTiming, recorded: ModeTiming, bags_dir: Path) -> l
     return lines
 
 
-def format_report(inproc: ModeTiming, ros: ModeTiming, identical: bool) -> str:
+def format_report(
+    inproc: ModeTiming,
+    ros: ModeTiming,
+    identical: bool,
+    pairs: ModeTiming | None = None,
+    pair_count: int = 1,
+    pairs_identical: bool = True,
+) -> str:
+    """The printed comparison; ``pairs``: the ROS run with ``pair_count`` pairs (a fourth column and its lines)."""
+    runs = [inproc, ros, *([pairs] if pairs is not None else [])]
+
+    def row(name: str, shown: Callable[[ModeTiming], str]) -> tuple[str, ...]:
+        return (name, *(shown(run) for run in runs))
+
     rows = [
-        ("episodes answered", f"{inproc.episodes}", f"{ros.episodes}"),
-        ("steps", f"{inproc.steps}", f"{ros.steps}"),
-        ("verifier model calls (OCR passes)", f"{inproc.verifier_calls}", f"{ros.verifier_calls}"),
-        ("evaluation loop (s)", f"{inproc.loop_s:.2f}", f"{ros.loop_s:.2f}"),
-        ("whole command incl. start-up (s)", f"{inproc.total_s:.2f}", f"{ros.total_s:.2f}"),
-        ("episodes per second", f"{inproc.episodes_per_s:.3f}", f"{ros.episodes_per_s:.3f}"),
-        ("ms per step", f"{inproc.ms_per_step:.1f}", f"{ros.ms_per_step:.1f}"),
+        row("episodes answered", lambda run: f"{run.episodes}"),
+        row("steps", lambda run: f"{run.steps}"),
+        row("verifier model calls (OCR passes)", lambda run: f"{run.verifier_calls}"),
+        row("evaluation loop (s)", lambda run: f"{run.loop_s:.2f}"),
+        row("whole command incl. start-up (s)", lambda run: f"{run.total_s:.2f}"),
+        row("episodes per second", lambda run: f"{run.episodes_per_s:.3f}"),
+        row("ms per step", lambda run: f"{run.ms_per_step:.1f}"),
     ]
-    lines = ["| measure | in-process | ROS (3 nodes) |", "|---|---|---|"]
-    lines += [f"| {name} | {a} | {b} |" for name, a, b in rows]
+    header = ["measure", "in-process", "ROS (3 nodes)"]
+    if pairs is not None:
+        header.append(f"ROS, {pair_count} pairs ({2 * pair_count + 1} nodes)")
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
     lines.append("")
     lines.append("| process | peak RSS (MiB) | peak PSS of its process tree (MiB, sampled) |")
     lines.append("|---|---|---|")
-    pss = {**inproc.peak_pss_mib, **ros.peak_pss_mib}
-    for name, peak in {**inproc.peak_rss_mib, **ros.peak_rss_mib}.items():
+    pss = {name: peak for run in runs for name, peak in run.peak_pss_mib.items()}
+    for name, peak in {name: peak for run in runs for name, peak in run.peak_rss_mib.items()}.items():
         tree = f"{pss[name]:.0f}" if name in pss else "n/a"
         lines.append(f"| {name} | {peak:.0f} | {tree} |")
     lines.append("")
@@ -174,20 +200,43 @@ def format_report(inproc: ModeTiming, ros: ModeTiming, identical: bool) -> str:
     lines.append(f"ROS / in-process time per step: {ratio:.2f}x")
     lines.append(f"ROS overhead per step: {ros.ms_per_step - inproc.ms_per_step:+.1f} ms")
     lines.append(f"identical results.jsonl in both modes: {'yes' if identical else 'NO'}")
-    if inproc.exit_code or ros.exit_code:
-        lines.append(f"exit codes: in-process {inproc.exit_code}, ROS evaluator {ros.exit_code}")
+    if pairs is not None:
+        speed_up = pairs.episodes_per_s / ros.episodes_per_s if ros.episodes_per_s else float("nan")
+        lines.append(
+            f"main job over ROS, 1 pair vs {pair_count} pairs: evaluation loop {ros.loop_s:.2f} s vs "
+            f"{pairs.loop_s:.2f} s, whole command {ros.total_s:.2f} s vs {pairs.total_s:.2f} s, "
+            f"{ros.episodes_per_s:.3f} vs {pairs.episodes_per_s:.3f} episodes/s"
+        )
+        lines.append(f"{pair_count} pairs / 1 pair episodes per second: {speed_up:.2f}x")
+        lines.append(
+            f"identical results.jsonl with 1 and {pair_count} pairs: {'yes' if pairs_identical else 'NO'}"
+        )
+    elif pair_count <= 1:
+        lines.append("pairs: 1 (one CPU core or --pairs 1): no run with more pairs")
+    codes = [run.exit_code for run in runs]
+    if any(codes):
+        shown = f"in-process {inproc.exit_code}, ROS evaluator {ros.exit_code}"
+        if pairs is not None:
+            shown += f", ROS evaluator with {pair_count} pairs {pairs.exit_code}"
+        lines.append(f"exit codes: {shown}")
     return "\n".join(lines)
 
 
 def bench(
-    params: Path, overrides: list[str], out: Path, dataset: str | None = None, record_bags: bool = False
+    params: Path,
+    overrides: list[str],
+    out: Path,
+    dataset: str | None = None,
+    record_bags: bool = False,
+    pairs: int = 1,
 ) -> tuple[str, bool]:
-    """Run both modes into ``out``; returns the printed report and whether the results were identical."""
+    """Run both modes (and ROS with ``pairs`` pairs when above 1) into ``out``; returns the printed report and
+    whether every run's results were identical."""
     out.mkdir(parents=True, exist_ok=True)
     overrides = [*overrides, "evaluator.write_report=false"]
     if dataset:
         overrides += [f"offline_sim.dataset_root={dataset}", f"verifier.verifier.dataset_root={dataset}"]
-    for name in ("inprocess", "ros", "ros-bags"):
+    for name in ("inprocess", "ros", "ros-pairs", "ros-bags"):
         if (out / name / "results.jsonl").exists():
             raise FileExistsError(f"{out / name} holds an earlier run; pass an empty --out directory")
     inproc = run_in_process_child(params, overrides, out / "inprocess", out / "inprocess.log")
@@ -196,7 +245,19 @@ def bench(
     identical = (out / "inprocess" / "results.jsonl").read_bytes() == (
         out / "ros" / "results.jsonl"
     ).read_bytes()
-    report = format_report(inproc, ros, identical)
+    paired = None
+    pairs_identical = True
+    if pairs > 1:
+        names = ",".join(demo_pair_names(pairs))
+        spec = EvalSpec.load(
+            params, [*overrides, f"evaluator.run_dir={out / 'ros-pairs'}", f"evaluator.pairs={names}"]
+        )
+        paired = run_ros(spec, out / "ros-pairs-evaluator.log", label=f"{pairs} pairs")
+        pairs_identical = (out / "ros-pairs" / "results.jsonl").read_bytes() == (
+            out / "ros" / "results.jsonl"
+        ).read_bytes()
+    report = format_report(inproc, ros, identical, paired, pairs, pairs_identical)
+    identical = identical and pairs_identical
     if record_bags:  # a third run, over ROS with a session recorder: one bag per episode
         spec = EvalSpec.load(params, [*overrides, f"evaluator.run_dir={out / 'ros-bags'}"])
         recorded = run_ros(spec, out / "ros-bags-evaluator.log", record_bags=True)

@@ -5,10 +5,10 @@ evaluates the configuration over ROS (``--mode ros``, the default: simulator, ve
 processes with one params file) or in-process (``--mode inprocess``: the same agent and environment without
 ROS, for fast sweeps); both write the same records. A sweep runs every combination of the listed values into
 ``<run_dir>/<name>`` sub-directories. ``metrics``, ``compare``, ``table`` and ``report`` analyse finished runs;
-``bench`` measures the ROS path against the in-process path, ``bench-llm`` concurrent model calls and
-episodes in flight against the reference's sequential calls, ``bench-models`` the model stages' latency
-and batched against per-item calls. ``score-reference``, ``import-reference``
-and ``export-reference`` exchange results with the reference implementation (:mod:`.interchange`).
+``bench`` measures the ROS path against the in-process path (and one simulator + verifier pair against
+several), ``bench-llm`` concurrent model calls and episodes in flight against the reference's sequential
+calls, ``bench-models`` the model stages' latency and batched against per-item calls. ``score-reference``,
+``import-reference`` and ``export-reference`` exchange results with the reference implementation (:mod:`.interchange`).
 """
 
 from __future__ import annotations
@@ -104,6 +104,10 @@ def _run_one(spec: EvalSpec, mode: str, record_bags: bool = False) -> tuple[Path
     problem = in_flight_problem(int(spec.evaluator["episodes_in_flight"]), "", "ros")
     if problem is not None:
         raise SpecError(problem)
+    if record_bags and spec.evaluator["pairs"]:
+        raise SpecError(
+            "--record-bags records the topics of one simulator + verifier pair; leave evaluator.pairs empty"
+        )
 
     load_evaluation_inputs(spec)  # an index or description file both modes refuse stops here, before any node
     result = RosEvaluation(spec, record_bags=record_bags).run()
@@ -182,9 +186,13 @@ def _print_table(run_dirs: Sequence[Path]) -> None:
 
 def _bench(args: argparse.Namespace) -> int:
     from .bench import bench
+    from .pairs import demo_pair_count
 
     out = Path(args.out) if args.out else Path("runs") / "bench" / time.strftime("%Y%m%d-%H%M%S")
-    report, identical = bench(Path(args.params), list(args.set or []), out, args.dataset, args.record_bags)
+    pairs = demo_pair_count() if args.pairs is None else args.pairs
+    report, identical = bench(
+        Path(args.params), list(args.set or []), out, args.dataset, args.record_bags, pairs=pairs
+    )
     print(report)
     print(f"runs and logs: {out}")
     return 0 if identical else 1
@@ -224,6 +232,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also run over ROS with a session recorder: record overhead per step, bag sizes, replay speed",
     )
+    bench.add_argument(
+        "--pairs",
+        type=_pair_count,
+        help="also run over ROS with this many simulator + verifier pairs (default: make demo's rule, one per "
+        "CPU core, at most 8, memory allowing; 1 = no such run)",
+    )
     bench.set_defaults(func=_bench)
     add_llm_bench_subcommand(sub)
     add_bench_models_subcommand(sub)
@@ -233,6 +247,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_trust_pool_subcommand(sub)
     add_interchange_subcommands(sub)
     return parser
+
+
+def _pair_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"{text!r} is no pair count; expected an integer from 1 to 64")
+    return value
 
 
 def _terminate(signum: int, _frame: object) -> None:

@@ -11,7 +11,7 @@ message naming the step, which the evaluator records as an infrastructure failur
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,9 +120,15 @@ class RosEpisodeClient:
         with _lost_server_is_infrastructure():
             return self._start(request)
 
-    def run(self, request: EpisodeRequest) -> EpisodeRun:
+    def run(self, request: EpisodeRequest, cancel_when: Callable[[], bool] | None = None) -> EpisodeRun:
+        """StartEpisode, then VerifyInstance until the verdict. ``cancel_when`` is watched while the verdict is
+        awaited: once true, the goal is cancelled and :class:`~aiv_common.action_waits.GoalCancelled` raised."""
         with _lost_server_is_infrastructure():
-            return self._run(request)
+            return self._run(request, cancel_when)
+
+    def servers_ready(self) -> bool:
+        """Whether the simulator's service and the verifier's action server are there now (no waiting)."""
+        return bool(self.start_client.service_is_ready() and self.verify_client.server_is_ready())
 
     def _start(self, request: EpisodeRequest) -> StartEpisode.Response:
         self.wait_for_servers()
@@ -148,7 +154,7 @@ class RosEpisodeClient:
             raise EpisodeStartRefusedError(request.index, start.message)
         return start
 
-    def _run(self, request: EpisodeRequest) -> EpisodeRun:
+    def _run(self, request: EpisodeRequest, cancel_when: Callable[[], bool] | None = None) -> EpisodeRun:
         start = self._start(request)
         feedback: list[StepReport] = []
         goal = VerifyInstance.Goal(
@@ -175,7 +181,7 @@ class RosEpisodeClient:
             raise EpisodeInfrastructureError("the verifier did not acknowledge the goal")
         if not sent.accepted:
             raise EpisodeInfrastructureError("the verifier refused the goal")
-        response = sent.result(self.verdict_timeout_s, server_alive, "the verifier")
+        response = sent.result(self.verdict_timeout_s, server_alive, "the verifier", cancel_when=cancel_when)
         if response is None:
             raise EpisodeInfrastructureError(f"no verdict within {self.verdict_timeout_s} s")
         return EpisodeRun(start=start, verdict=response.result.verdict, feedback=feedback)

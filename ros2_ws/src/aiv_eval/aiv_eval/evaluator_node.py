@@ -5,6 +5,12 @@ the descriptions to the verifier (VerifyInstance, starting from the published fr
 feedback and the verdict, and scores the verdict with the labels only this node holds. Records go to the same
 append-only, resumable ``results.jsonl`` the in-process mode writes; the loop is shared (``evaluator.loop``).
 
+With ``pairs`` set it drives several simulator + verifier pairs, each in its own namespace, one episode per pair
+at once: the next episode (or the next attempt at one) goes to whichever pair is free, and the records are
+written in index order, so the run directory is the one a single pair writes (``pairs`` is no part of the run's
+identity). A pair may join after the start (another machine of the DDS domain); its configuration must be the
+run's. A pair whose node died is passed over until it is back; the interrupted episode is retried as with one.
+
 The run's identity is read from the *running* nodes' parameters (``offline_sim`` episode rules, every agent
 knob of ``verifier``), so the record of what was evaluated is what actually ran, and a ROS run and an in-process
 run of one configuration share a run id. The node exits when the slice is done: 0 when every episode has an
@@ -18,11 +24,14 @@ import contextlib
 import signal
 import sys
 import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
 import rclpy
-from aiv_common.action_waits import wait_for_future
+from aiv_common.action_waits import GoalCancelled, wait_for_future
 from aiv_common.parameter_spec import ParameterError
 from aiv_common.parameters import declare_parameter_table, init_or_report
 from aiv_dataset.errors import DatasetError
@@ -47,14 +56,26 @@ from .episode_client import (
     RosEpisodeClient,
     ServersUnavailableError,
 )
-from .identity import SIM_IDENTITY_KEYS, build_run_config, evaluation_slice
+from .identity import SIM_IDENTITY_KEYS, build_run_config, evaluation_slice, fingerprint_config
 from .in_flight import in_flight_problem
 from .loop import EmptySelectionError, EpisodeJob, LoopOutcome, RunAborted, evaluate_index
+from .pairs import (
+    NoPairAvailableError,
+    PairNotReady,
+    PairPool,
+    PairPoolStopped,
+    check_pair_values,
+    in_pair,
+    parse_pairs,
+)
 from .parameters import EVALUATOR_PARAMETERS
 from .scoring import failure_record, record_from_verdict, start_refused_reason, verifier_failed_reason
 
 SIM_PARAMETERS = (*SIM_IDENTITY_KEYS, "dataset_root", "privileged_output")
 PARAMETER_ATTEMPTS = 3
+#: With several pairs, episodes started beyond one per pair while the oldest unwritten one still runs (their
+#: records wait for its turn): per pair, enough to cover a six-step episode among one-step ones.
+AHEAD_PER_PAIR = 4
 
 
 class EvaluatorConfigError(ValueError):
@@ -85,6 +106,16 @@ def fetch_parameters(node: Node, remote: str, names: list[str], timeout_s: float
     return dict(zip(names, values, strict=True))
 
 
+@dataclass
+class Pair:
+    """One simulator + verifier pair the evaluator drives: its namespace ("" = the evaluator's own) and client."""
+
+    name: str
+    client: RosEpisodeClient
+    simulator_node: str
+    verifier_node: str
+
+
 class _RunStatus(TypedDict):
     """What the diagnostics report about the run so far."""
 
@@ -105,27 +136,96 @@ class EvaluatorNode(Node):
         problem = in_flight_problem(int(self.settings["episodes_in_flight"]), "", "ros")
         if problem is not None:
             raise EvaluatorConfigError(problem)
-        self.client = RosEpisodeClient(
-            self,
-            start_service=str(self.settings["start_episode_service"]),
-            verify_action=str(self.settings["verify_action"]),
-            server_wait_s=float(self.settings["server_wait_s"]),
-            verdict_timeout_s=float(self.settings["episode_timeout_s"]),
-        )
+        check_pair_values(self.settings)
+        self.pairs = [self._make_pair(name) for name in parse_pairs(str(self.settings["pairs"])) or ("",)]
+        self.client = self.pairs[0].client
+        self._pool: PairPool[Pair] | None = None
+        self._stopping = threading.Event()
+        self._fingerprint: dict[str, Any] = {}
+        #: Attempts each pair took, for the closing log line (does a pair on another machine pull its weight?).
+        self.attempts_per_pair: Counter[str] = Counter()
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self._status: _RunStatus = {"done": 0, "total": 0, "infra_failures": 0, "last_error": ""}
         self._status_lock = threading.Lock()
         self.create_timer(1.0, self.publish_diagnostics)
 
+    def _make_pair(self, name: str) -> Pair:
+        return Pair(
+            name=name,
+            client=RosEpisodeClient(
+                self,
+                start_service=in_pair(name, str(self.settings["start_episode_service"])),
+                verify_action=in_pair(name, str(self.settings["verify_action"])),
+                server_wait_s=float(self.settings["server_wait_s"]),
+                verdict_timeout_s=float(self.settings["episode_timeout_s"]),
+            ),
+            simulator_node=in_pair(name, str(self.settings["simulator_node"])),
+            verifier_node=in_pair(name, str(self.settings["verifier_node"])),
+        )
+
     # -- the run ------------------------------------------------------------------------------------------
+
+    def _pair_parameters(self, pair: Pair, wait_s: float) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The simulator's and the verifier's parameters of ``pair`` (what identifies the run)."""
+        sim = fetch_parameters(self, pair.simulator_node, list(SIM_PARAMETERS), wait_s)
+        agent = fetch_parameters(self, pair.verifier_node, list(config_parameter_defaults()), wait_s)
+        return sim, agent
+
+    def _first_ready_pair(self, wait_s: float) -> Pair:
+        """The pair whose configuration defines the run: the only one, or the first whose servers answer."""
+        if len(self.pairs) == 1:
+            self.client.wait_for_servers(wait_s)
+            return self.pairs[0]
+        deadline = time.monotonic() + wait_s
+        pause = threading.Event()
+        while True:
+            for pair in self.pairs:
+                if pair.client.servers_ready():
+                    return pair
+            if time.monotonic() > deadline:
+                names = ", ".join(pair.name for pair in self.pairs)
+                raise ServersUnavailableError(
+                    f"no simulator + verifier pair of {names} is available after {wait_s:.0f} s"
+                )
+            pause.wait(0.1)
+
+    def _join(self, pair: Pair) -> str | None:
+        """Why ``pair`` cannot serve this run (its configuration is another), or None: it may take episodes."""
+        wait_s = float(self.settings["server_wait_s"])
+        try:
+            sim, agent = self._pair_parameters(pair, wait_s)
+        except ServersUnavailableError as error:
+            raise PairNotReady(str(error)) from error
+        except EvaluatorConfigError as error:
+            return str(error)
+        try:
+            fingerprint = fingerprint_config(sim, agent)
+        except (KeyError, ValueError) as error:
+            return f"its configuration cannot be read: {error}"
+        if fingerprint != self._fingerprint:
+            difference = _first_difference(self._fingerprint, fingerprint)
+            return f"it runs another configuration than the run's ({difference})"
+        self.get_logger().info(f"pair {pair.name} joined the evaluation")
+        return None
 
     def evaluate(self) -> LoopOutcome:
         wait_s = float(self.settings["server_wait_s"])
-        self.client.wait_for_servers(wait_s)
-        sim = fetch_parameters(self, str(self.settings["simulator_node"]), list(SIM_PARAMETERS), wait_s)
-        agent = fetch_parameters(
-            self, str(self.settings["verifier_node"]), list(config_parameter_defaults()), wait_s
-        )
+        first = self._first_ready_pair(wait_s)
+        sim, agent = self._pair_parameters(first, wait_s)
+        if len(self.pairs) > 1:
+            self._fingerprint = fingerprint_config(sim, agent)
+            self._pool = PairPool(self.pairs, ready=lambda pair: pair.client.servers_ready(), join=self._join)
+            self._pool.mark_joined(first)
+            # The pairs already there: another configuration is refused before anything runs.
+            for other in self.pairs:
+                if other is not first and other.client.servers_ready():
+                    try:
+                        reason = self._join(other)
+                    except PairNotReady:
+                        continue  # it joins when it answers
+                    if reason is not None:
+                        raise EvaluatorConfigError(f"pair {other.name}: {reason}")
+                    self._pool.mark_joined(other)
         dataset_root = str(self.settings["dataset_root"] or sim["dataset_root"])
         if not dataset_root:
             raise EvaluatorConfigError("no dataset: set dataset_root here or on the simulator")
@@ -152,7 +252,15 @@ class EvaluatorNode(Node):
             slice_=self.slice,
             max_attempts=int(self.settings["max_attempts"]),
             run_episode=lambda job: self._run_episode(job, crops, agent),
+            episodes_in_flight=len(self.pairs),
+            ahead=AHEAD_PER_PAIR * len(self.pairs) if len(self.pairs) > 1 else 0,
+            stopping=self._stopping,
         )
+        if self._pool is not None:
+            counts = ", ".join(f"{pair.name} {self.attempts_per_pair[pair.name]}" for pair in self.pairs)
+            self.get_logger().info(f"attempts per pair: {counts}")
+            for name, reason in self._pool.refusals.items():
+                self.get_logger().error(f"pair {name} took no episode: {reason}")
         if self.settings["write_report"]:
             write_report([run_dir])
         return outcome
@@ -160,6 +268,35 @@ class EvaluatorNode(Node):
     def _run_episode(
         self, job: EpisodeJob, crops: CropWriter | None, agent_flat: dict[str, Any]
     ) -> EpisodeRecord:
+        """One attempt, on the only pair or on whichever pair is free; a pair found without its servers is
+        passed over and the attempt goes to another (or to it, once it is back)."""
+        if self._pool is None:
+            try:
+                return self._run_on(self.pairs[0], job, crops, agent_flat)
+            except ServersUnavailableError as error:
+                raise RunAborted(f"{error}; the run stops here, run the evaluator again to resume") from error
+        wait_s = float(self.settings["server_wait_s"])
+        while True:
+            try:
+                pair = self._pool.acquire(wait_s, self._stopping.is_set)
+            except (NoPairAvailableError, PairPoolStopped) as error:
+                raise RunAborted(f"{error}; the run stops here, run the evaluator again to resume") from error
+            try:
+                record = self._run_on(pair, job, crops, agent_flat)
+                with self._status_lock:
+                    self.attempts_per_pair[pair.name] += 1
+                return record
+            except ServersUnavailableError as error:
+                self.get_logger().warning(f"pair {pair.name}: {error}; its episodes go to the other pairs")
+                self._pool.away(pair)
+            finally:
+                self._pool.release(pair)
+
+    def _run_on(
+        self, pair: Pair, job: EpisodeJob, crops: CropWriter | None, agent_flat: dict[str, Any]
+    ) -> EpisodeRecord:
+        """One attempt on ``pair``: its record (an infrastructure failure is a record too); ServersUnavailable
+        when the pair's servers are not there at all."""
         key = pair_key(job.pair)
         descriptions: tuple[str, ...] = ()
         # The hint follows the *running* verifier's agent.kind (read above), by the in-process mode's rule.
@@ -169,7 +306,7 @@ class EvaluatorNode(Node):
             category_hint=benchmark_category_hint(agent_flat, job.pair),
         )
         try:
-            run = self.client.run(request)
+            run = pair.client.run(request, cancel_when=self._stopping.is_set)
             descriptions = tuple(run.start.descriptions)
             verdict = run.verdict
             if verdict.decision == Verdict.DECISION_FAILED:
@@ -198,8 +335,8 @@ class EvaluatorNode(Node):
                 unsure_as_negative=bool(self.settings["unsure_as_negative"]),
                 crop_files=files,
             )
-        except ServersUnavailableError as error:
-            raise RunAborted(f"{error}; the run stops here, run the evaluator again to resume") from error
+        except (ServersUnavailableError, GoalCancelled):
+            raise
         except (EpisodeInfrastructureError, RecordError, ValueError, DatasetError, OSError) as error:
             if isinstance(error, EpisodeStartRefusedError):
                 reason = start_refused_reason(error.message)
@@ -242,6 +379,19 @@ class EvaluatorNode(Node):
         )
         array.header.stamp = self.get_clock().now().to_msg()
         self.diagnostics_pub.publish(array)
+
+
+def _first_difference(expected: dict[str, Any], found: dict[str, Any], where: str = "") -> str:
+    """The first parameter whose value differs between two run fingerprints, in words."""
+    for key in sorted(set(expected) | set(found)):
+        name = f"{where}{key}"
+        if key not in expected or key not in found:
+            return f"{name} is {'missing' if key not in found else 'extra'}"
+        if expected[key] != found[key]:
+            if isinstance(expected[key], dict) and isinstance(found[key], dict):
+                return _first_difference(expected[key], found[key], f"{name}.")
+            return f"{name} = {found[key]!r}, the run's is {expected[key]!r}"
+    return "no difference found"
 
 
 def _box(report: Any) -> tuple[int, int, int, int]:

@@ -13,8 +13,9 @@ what the episodes share must be thread-safe:
 - the embedding agents build their model per agent, so they are refused with more than one episode in flight
   rather than loading one model per worker.
 
-Over ROS one simulator + verifier pair serves one episode at a time; several namespaced pairs run side by side
-instead (README), so the ROS mode refuses a value above 1.
+Over ROS one simulator + verifier pair serves one episode at a time; ``evaluator.pairs`` names several pairs,
+each in its own namespace, and the evaluator runs one episode per pair at once (:mod:`.pairs`), so the ROS mode
+refuses a value above 1 here.
 
 Results are handed back strictly in submission order, whatever order episodes finish in, so the caller writes
 the same results file as one episode at a time; at most ``in_flight`` episodes run or wait finished at once.
@@ -46,7 +47,8 @@ def in_flight_problem(episodes_in_flight: int, agent_kind: str, mode: str) -> st
     if mode != "inprocess":
         return (
             f"evaluator.episodes_in_flight={episodes_in_flight} runs only in-process (--mode inprocess): over ROS "
-            "one simulator + verifier pair serves one episode at a time; run namespaced pairs side by side instead"
+            "one simulator + verifier pair serves one episode at a time; run namespaced pairs side by side instead "
+            "(evaluator.pairs)"
         )
     if agent_kind not in IN_FLIGHT_KINDS:
         return (
@@ -56,28 +58,66 @@ def in_flight_problem(episodes_in_flight: int, agent_kind: str, mode: str) -> st
     return None
 
 
-def run_in_flight(items: Sequence[T], work: Callable[[T], R], in_flight: int) -> Iterator[tuple[T, R]]:
+def run_in_flight(
+    items: Sequence[T],
+    work: Callable[[T], R],
+    in_flight: int,
+    *,
+    ahead: int = 0,
+    stopping: threading.Event | None = None,
+) -> Iterator[tuple[T, R]]:
     """``(item, work(item))`` in the order of ``items``, with up to ``in_flight`` calls running at once.
 
+    ``ahead`` lets that many more items be started beyond ``in_flight`` while the oldest one is still running
+    (their results wait for its turn): a worker that finished a short item takes the next one instead of
+    waiting for a long one ahead of it. Over ROS each worker is a simulator + verifier pair, so without it a
+    pair would stand idle behind another pair's six-step episode.
+
     An exception from ``work`` is raised here when its item's turn comes (earlier results have been yielded);
-    nothing further is started then, and the calls still running finish before this returns.
+    once a call has raised, no item after it is started, and the calls still running finish before this
+    returns. ``stopping`` is set when this generator ends early for any reason (an exception, the caller
+    giving up): calls that are waiting on something can watch it and return at once.
     """
     if in_flight < 1:
         raise ValueError(f"in_flight must be >= 1, got {in_flight}")
+    if ahead < 0:
+        raise ValueError(f"ahead must be >= 0, got {ahead}")
+    first_failure: list[int] = []  # position of the first item whose call raised (list: set from workers)
+    lock = threading.Lock()
+
+    def guarded(position: int, item: T) -> R:
+        with lock:
+            if first_failure and position > first_failure[0]:  # its exception is raised before this is wanted
+                raise _NotStarted()
+        try:
+            return work(item)
+        except BaseException:
+            with lock:
+                first_failure[:] = [min([position, *first_failure])]
+            raise
+
     pending: deque[tuple[T, Future[R]]] = deque()
-    source: Iterator[T] = iter(items)
+    source: Iterator[tuple[int, T]] = enumerate(items)
     pool = ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="episode")
+    finished = False
     try:
-        for item in _take(source, in_flight):
-            pending.append((item, pool.submit(work, item)))
+        for position, item in _take(source, in_flight + ahead):
+            pending.append((item, pool.submit(guarded, position, item)))
         while pending:
             item, future = pending.popleft()
             result = future.result()
-            for following in _take(source, 1):
-                pending.append((following, pool.submit(work, following)))
+            for position, following in _take(source, 1):
+                pending.append((following, pool.submit(guarded, position, following)))
             yield item, result
+        finished = True
     finally:
+        if not finished and stopping is not None:
+            stopping.set()
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _NotStarted(RuntimeError):
+    """An item left unstarted after an earlier one failed (never seen: the earlier failure is raised first)."""
 
 
 def _take(source: Iterator[T], count: int) -> Iterable[T]:

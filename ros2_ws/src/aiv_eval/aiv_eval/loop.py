@@ -7,6 +7,7 @@ cannot drift apart in resume or retry behaviour.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -84,6 +85,8 @@ def evaluate_index(
     run_episode: EpisodeDriver,
     stream: TextIO | None = None,
     episodes_in_flight: int = 1,
+    ahead: int = 0,
+    stopping: threading.Event | None = None,
 ) -> LoopOutcome:
     """Run every selected index entry without an "ok" record, up to ``max_attempts`` times each.
 
@@ -94,7 +97,9 @@ def evaluate_index(
 
     ``episodes_in_flight`` > 1 runs that many keys at once on worker threads (the driver must be thread-safe:
     :mod:`.in_flight`); records are still appended in index order, each key's attempts together, so the
-    results file is the same byte for byte as one key at a time.
+    results file is the same byte for byte as one key at a time. ``ahead`` and ``stopping`` are
+    :func:`.in_flight.run_in_flight`'s: keys started beyond those in flight while an earlier one still runs
+    (records still wait for their turn), and an event set when the loop ends early.
     """
     if max_attempts < 1:
         raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
@@ -136,7 +141,11 @@ def evaluate_index(
                     finish(index, attempts_of(index, store.append))
             else:
                 for index, attempts in run_in_flight(
-                    todo, lambda index: _collected(attempts_of, index), episodes_in_flight
+                    todo,
+                    lambda index: _collected(attempts_of, index),
+                    episodes_in_flight,
+                    ahead=ahead,
+                    stopping=stopping,
                 ):
                     for record in attempts:
                         store.append(record)

@@ -20,9 +20,18 @@ EVALUATOR_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec(
         "episodes_in_flight",
         1,
-        "episodes run at once in-process (thread pool; records stay in index order); over ROS only 1",
+        "episodes run at once in-process (thread pool; records stay in index order); over ROS only 1 "
+        "(name several simulator + verifier pairs in `pairs` instead)",
         minimum=1,
         maximum=64,
+    ),
+    ParameterSpec(
+        "pairs",
+        "",
+        "namespaces of the simulator + verifier pairs this evaluation drives at once, comma-separated (pair0,pair1: "
+        "/pair0/offline_sim, /pair0/verifier, ...; relative names are taken in the evaluator's namespace); the next "
+        "episode goes to whichever pair is free, records stay in index order and the run is the one a single pair "
+        "writes; a pair may join later (another machine); empty = one pair in the evaluator's own namespace",
     ),
     ParameterSpec("save_crops", True, "write the crop of every step as a thumbnail for the reports"),
     ParameterSpec("unsure_as_negative", True, "score an Unsure verdict as No (the benchmark's rule)"),

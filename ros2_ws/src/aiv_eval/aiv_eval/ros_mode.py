@@ -4,7 +4,9 @@ This is what ``ros2 launch aiv_verifier offline_eval.launch.py`` does on a machi
 machines without ``launch`` (``ros2 launch`` is not on PyPI): every node gets the same params file (written
 from the spec, so ``--set`` overrides reach the nodes; relative dataset and run paths are written absolute,
 so the file means the same from any working directory), the simulator and the verifier are restarted when
-they die (``respawn`` in the launch file), and the run ends when the evaluator exits. Each child's peak
+they die (``respawn`` in the launch file), and the run ends when the evaluator exits. With ``evaluator.pairs`` set,
+one simulator + verifier pair is started per name, in that namespace (``pair0/verifier`` in the results'
+node names, its log in ``logs/pair0/verifier.log``), each restarted on its own. Each child's peak
 resident memory is taken from the kernel when it is reaped (``wait4``), which is what the benchmark reports.
 
 When a node dies, the console gets its reason: the last line it wrote that is not routine logging (the
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from aiv_common.executables import ExecutableNotFoundError
 from aiv_common.executables import executable_path as _installed_executable
 
+from .pairs import in_pair, node_namespace, parse_pairs
 from .spec import EvalSpec, SpecError
 
 if TYPE_CHECKING:
@@ -44,7 +47,6 @@ NODE_EXECUTABLES = (
     ("verifier", "aiv_verifier", "verifier"),
     ("evaluator", "aiv_eval", "evaluator"),
 )
-RESPAWNED = ("offline_sim", "verifier")
 POLL_S = 0.1
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 SIGTERM_NUMBER = int(signal.SIGTERM)
@@ -332,15 +334,41 @@ class RosEvaluation:
         log_dir = log_dir or self.run_dir / "logs"
         self.nodes: dict[str, ManagedNode] = {}
         env = dict(os.environ)
-        for name, package, executable in NODE_EXECUTABLES:
-            argv = [
-                str(executable_path(package, executable)),
+        pairs = parse_pairs(str(spec.evaluator.get("pairs", "")))
+        if pairs and record_bags:
+            raise SpecError(
+                "--record-bags records the topics of one simulator + verifier pair; leave evaluator.pairs empty"
+            )
+        #: The simulators and verifiers, restarted when they die: one of each, or one of each per pair.
+        self.respawned: list[str] = []
+        for pair in pairs or ("",):
+            for name, package, executable in NODE_EXECUTABLES:
+                if name == "evaluator":
+                    continue
+                key = in_pair(pair, name)
+                argv = [
+                    str(executable_path(package, executable)),
+                    "--ros-args",
+                    "--params-file",
+                    str(self.params_file),
+                ]
+                if pair:
+                    argv += ["-r", f"__ns:={node_namespace(pair)}"]
+                log = log_dir / pair.strip("/") / f"{name}.log" if pair else log_dir / f"{name}.log"
+                self.nodes[key] = ManagedNode(key, argv, log, env)
+                self.respawned.append(key)
+        self.nodes["evaluator"] = ManagedNode(
+            "evaluator",
+            [
+                str(executable_path("aiv_eval", "evaluator")),
                 "--ros-args",
                 "--params-file",
                 str(self.params_file),
-            ]
-            log = evaluator_output if name == "evaluator" else log_dir / f"{name}.log"
-            self.nodes[name] = ManagedNode(name, argv, log, env, sigint_after_start=name == "evaluator")
+            ],
+            evaluator_output,
+            env,
+            sigint_after_start=True,
+        )
         #: With record_bags, a session recorder writes one bag per episode to run_dir/bags/<episode key>; the
         #: evaluator starts only once it sees the verifier's and the camera's publishers.
         self.bags_dir = self.run_dir / "bags" if record_bags else None
@@ -409,7 +437,7 @@ class RosEvaluation:
         started = time.perf_counter()
         evaluator = self.nodes["evaluator"]
         self.recorder_ready.unlink(missing_ok=True)
-        supervised = [name for name in (*RESPAWNED, "recorder") if name in self.nodes]
+        supervised = [name for name in (*self.respawned, "recorder") if name in self.nodes]
         for node in self.nodes.values():
             if node is evaluator and "recorder" in self.nodes:
                 try:
@@ -425,7 +453,7 @@ class RosEvaluation:
                     self._supervise(self.nodes[name])
                 self._stop.wait(POLL_S)
             if self._stopped_by is None:  # a server that refused its configuration as the evaluator ended
-                for name in RESPAWNED:
+                for name in self.respawned:
                     ended = self.nodes[name].last_exit()
                     if ended is not None and ended.code == CONFIG_ERROR_EXIT:
                         self._stopped_by = ended

@@ -32,6 +32,7 @@ from aiv_verifier.config_schema import config_parameter_defaults, nested_config
 from aiv_verifier.parameters import check_verifier_values, verifier_parameters
 
 from . import RunConfig, identity
+from .pairs import check_pair_values
 from .parameters import EVALUATOR_PARAMETERS
 
 NODES = ("offline_sim", "verifier", "evaluator")
@@ -81,6 +82,7 @@ def _indexed_table(node: str) -> dict[str, ParameterSpec]:
 CROSS_CHECKS: dict[str, Callable[[Mapping[str, Any]], None]] = {
     "offline_sim": check_sim_values,
     "verifier": check_verifier_values,
+    "evaluator": check_pair_values,
 }
 
 
