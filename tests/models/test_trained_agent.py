@@ -439,13 +439,14 @@ def test_whole_episodes_over_the_openai_transport(tmp_path: Path, micro_root: Pa
 
 
 def test_episodes_in_flight_is_refused_where_it_is_not_safe(tmp_path: Path, micro_root: Path) -> None:
-    from aiv_eval.in_process import run_in_process
+    from aiv_eval.in_flight import in_flight_problem
     from aiv_eval.spec import SpecError
 
     with pytest.raises(SpecError, match="episodes_in_flight"):
         trained_spec(tmp_path, micro_root, "bad", "evaluator.episodes_in_flight=0")
-    spec = trained_spec(
-        tmp_path, micro_root, "clip", "evaluator.episodes_in_flight=2", "verifier.agent.kind=clip"
-    )
-    with pytest.raises(SpecError, match=r"needs agent\.kind pipeline or trained"):
-        run_in_process(spec)
+    # Every agent kind shares its models across threads in-process (the embedding agents included); over ROS
+    # one simulator + verifier pair serves one episode at a time.
+    for kind in ("pipeline", "trained", "clip", "siglip"):
+        assert in_flight_problem(2, kind, "inprocess") is None
+        assert "only in-process" in str(in_flight_problem(2, kind, "ros"))
+    assert "agent.kind" in str(in_flight_problem(2, "unknown", "inprocess"))

@@ -61,6 +61,12 @@ IDENTITY_DEFAULTS_LEFT_OUT: Mapping[str, Any] = {
     # float32 but may change a token in bfloat16, so a batched run is a run of its own.
     "language_model.max_batch": 1,
     "language_model.batch_window_s": 0.01,
+    # Batched detector and embedding forwards: the same logits, boxes and scores up to float rounding (tested in
+    # float32), but rounding can tip a threshold, so a batched run is a run of its own too.
+    "detector.max_batch": 1,
+    "detector.batch_window_s": 0.01,
+    "embedding.max_batch": 1,
+    "embedding.batch_window_s": 0.01,
 }
 _NOT_LEFT_OUT = object()
 

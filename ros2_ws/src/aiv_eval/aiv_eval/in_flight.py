@@ -7,11 +7,14 @@ what the episodes share must be thread-safe:
 
 - the language model (:class:`aiv_models.chat.ChatModel`: a semaphore bounds calls in flight, the in-process
   transport serialises its forwards behind a lock);
-- the in-verifier detector: not known to be thread-safe, so calls go through :class:`LockedDetector`;
+- the in-verifier detector: one that says it is thread-safe (``thread_safe``: Grounding DINO, which serialises
+  its forwards and, with ``detector.max_batch`` above 1, runs the frames of episodes that ask together in one
+  forward) is shared as it is; any other goes through :class:`LockedDetector`, one call at a time;
 - the pipeline's per-view verifier is *not* shared: it counts its model calls on the instance (the classical
   verifier also keeps the last view's timing there), so each worker thread builds its own agent factory;
-- the embedding agents build their model per agent, so they are refused with more than one episode in flight
-  rather than loading one model per worker.
+- a model agent that says it is thread-safe (the embedding agents, the trained agent) is built once and shared
+  by the worker threads' factories: one embedding model per process, whose ``embedding.max_batch`` embeds the
+  crops of episodes in flight in one forward; each session keeps its own texts and counts.
 
 Over ROS one simulator + verifier pair serves one episode at a time; ``evaluator.pairs`` names several pairs,
 each in its own namespace, and the evaluator runs one episode per pair at once (:mod:`.pairs`), so the ROS mode
@@ -37,7 +40,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 #: Agent kinds whose episodes may share one process-wide agent factory's models across threads.
-IN_FLIGHT_KINDS = ("pipeline", "trained")
+IN_FLIGHT_KINDS = ("pipeline", "trained", "clip", "siglip")
 
 
 def in_flight_problem(episodes_in_flight: int, agent_kind: str, mode: str) -> str | None:
@@ -53,7 +56,7 @@ def in_flight_problem(episodes_in_flight: int, agent_kind: str, mode: str) -> st
     if agent_kind not in IN_FLIGHT_KINDS:
         return (
             f"evaluator.episodes_in_flight={episodes_in_flight} needs agent.kind {' or '.join(IN_FLIGHT_KINDS)}; "
-            f"the {agent_kind!r} agent builds its model per agent and is not shared across threads"
+            f"the {agent_kind!r} agent is not known to be shareable across threads"
         )
     return None
 
@@ -142,6 +145,14 @@ class PerThread:
         return value
 
 
+def shared_detector(detector: Detector | None, in_flight: int) -> Detector | None:
+    """The detector the worker threads share: as it is when it is thread-safe (or only one episode runs),
+    else behind :class:`LockedDetector`."""
+    if detector is None or in_flight <= 1 or getattr(detector, "thread_safe", False):
+        return detector
+    return LockedDetector(detector)
+
+
 class LockedDetector:
     """A detector shared by episodes in flight, one call at a time (its thread-safety is not known)."""
 
@@ -160,4 +171,11 @@ class LockedDetector:
             return list(self.inner.detect(image, text))
 
 
-__all__ = ["IN_FLIGHT_KINDS", "LockedDetector", "PerThread", "in_flight_problem", "run_in_flight"]
+__all__ = [
+    "IN_FLIGHT_KINDS",
+    "LockedDetector",
+    "PerThread",
+    "in_flight_problem",
+    "run_in_flight",
+    "shared_detector",
+]

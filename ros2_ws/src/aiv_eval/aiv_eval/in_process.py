@@ -39,7 +39,7 @@ from . import EpisodeRecord
 from .category_hint import benchmark_category_hint
 from .crop_thumbnails import CropWriter
 from .env_port import EnvPort, play_episode
-from .in_flight import LockedDetector, PerThread, in_flight_problem
+from .in_flight import PerThread, in_flight_problem, shared_detector
 from .loop import EmptySelectionError, EpisodeJob, LoopOutcome, evaluate_index, selected_range
 from .scoring import failure_record, record_from_session, start_refused_reason, verifier_failed_reason
 from .spec import EvalSpec, SpecError
@@ -107,9 +107,10 @@ def run_in_process(
     stream.write(f"[aiv-eval] {len(records)} pairs from {index_file} into {spec.run_dir}\n")
     if language_model is None:
         language_model = build_language_model(config)
-    detector = build_detector(config)
-    if detector is not None and in_flight > 1:
-        detector = LockedDetector(detector)
+    detector = shared_detector(build_detector(config), in_flight)
+    first = AgentFactory.from_config(config, detector=detector, language_model=language_model)
+    # A thread-safe model agent (an embedding agent: one loaded model) serves every worker thread.
+    shared_agent = first.model_agent if getattr(first.model_agent, "thread_safe", False) else None
 
     def new_worker(factory: AgentFactory | None) -> _Worker:
         env = PInVerifyEnv(
@@ -123,13 +124,15 @@ def run_in_process(
             descriptions=inputs.descriptions,
         )
         if factory is None:  # the pipeline's verifier counts its calls on itself: one per thread
-            factory = AgentFactory.from_config(config, detector=detector, language_model=language_model)
+            factory = AgentFactory.from_config(
+                config, detector=detector, language_model=language_model, model_agent=shared_agent
+            )
         crops = CropWriter(dataset, spec.run_dir) if spec.evaluator["save_crops"] else None
         return _Worker(EpisodeService(env, inputs.descriptions), factory, crops)
 
     # The first worker is built here, so a configuration the agent or the environment refuses stops the run
     # before anything is written; the first thread that asks takes it (the only one, one episode at a time).
-    spare = [new_worker(AgentFactory.from_config(config, detector=detector, language_model=language_model))]
+    spare = [new_worker(first)]
     workers = PerThread(lambda: spare.pop() if spare else new_worker(None))
     unsure_as_negative = bool(spec.evaluator["unsure_as_negative"])
     verifier_values = spec.verifier_values()

@@ -24,7 +24,7 @@ RequestT = TypeVar("RequestT")
 ResultT = TypeVar("ResultT")
 
 
-@dataclass
+@dataclass(eq=False)  # identity: removing one from the queue must not compare requests (tensors cannot)
 class _Pending(Generic[RequestT, ResultT]):
     request: RequestT
     group: Hashable

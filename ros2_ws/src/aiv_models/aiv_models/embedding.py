@@ -22,6 +22,16 @@ SigLIP2 releases such as so400m-patch14-384), ``"truncate"`` where the processor
 ``"zero_text"`` scores only the long text 0.0 and the others normally. A warning says what happens, once per
 model.
 
+Batching (``max_batch`` above 1, ``embedding.max_batch``): the crops of several episodes in flight are
+preprocessed in their callers' threads, gathered for up to ``batch_window_s`` by a
+:class:`~aiv_models.batching.RequestBatcher` and embedded in one image forward; each caller then scores its own
+row against its own episode's texts. Every family's processor gives every crop the same input shape (CLIP and
+SigLIP resize to a fixed square; SigLIP2's NaFlex processor pads every crop to ``max_num_patches`` with an
+attention mask, alone or in a batch), so no crop is padded differently in a batch than alone, and the scores
+equal one-at-a-time scores up to float rounding (float32: tested within 1e-5). A failed batched forward fails
+every crop in it. Text and image forwards of a shared model are serialised by a lock, so sessions on several
+threads may share one model.
+
 torch and transformers are imported inside the functions that need them, after :func:`offline_hub`.
 """
 
@@ -29,13 +39,15 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .batching import RequestBatcher
 from .local_weights import (
     ModelDirError,
     ModelIdentity,
@@ -73,12 +85,15 @@ class TextEmbeddings:
     ``overlength[i]`` says text i is longer than the text model and was not cut; ``zeroed[i]`` that it scores
     0.0 (``zero_text``: the long texts; ``zero_view``: every text once one is long). ``features`` holds one
     L2-normalised row per text that is not zeroed (float32, on the model's device; None when all are).
+    ``forwards`` is the number of text forwards this call ran (0 when every text was cached): a session counts
+    its own calls from it, which a counter on a model shared by several sessions could not tell it.
     """
 
     texts: tuple[str, ...]
     features: Any
     overlength: tuple[bool, ...]
     zeroed: tuple[bool, ...]
+    forwards: int = 0
 
 
 class TextCache:
@@ -99,10 +114,23 @@ def effective_text(text: str) -> str:
     return text if text.strip() else EMPTY_TEXT
 
 
+@dataclass(frozen=True, eq=False)
+class PreparedImage:
+    """One crop turned into image-model inputs (batch dimension 1, on the model's device) in its caller's
+    thread; ``group`` is what crops must share to run in one forward (their input shapes)."""
+
+    tensors: dict[str, Any]
+
+    @property
+    def group(self) -> Hashable:
+        return tuple(sorted((key, tuple(value.shape)) for key, value in self.tensors.items()))
+
+
 class EmbeddingModel:
     """A loaded CLIP / SigLIP / SigLIP2 checkpoint with the reference's scoring rule.
 
-    ``text_forwards`` / ``image_forwards`` count model forwards (a batch of texts is one).
+    ``text_forwards`` / ``image_forwards`` count model forwards (a batch of texts, or of crops, is one).
+    Several threads may share one instance (see the module doc on batching).
     """
 
     def __init__(
@@ -113,9 +141,13 @@ class EmbeddingModel:
         device: torch.device,
         dtype: torch.dtype,
         overlength: str = "reference",
+        *,
+        max_batch: int = 1,
+        batch_window_s: float = 0.01,
     ) -> None:
         if overlength not in OVERLENGTH_POLICIES:
             raise ValueError(f"overlength {overlength!r}: expected one of {list(OVERLENGTH_POLICIES)}")
+        check_batching(max_batch, batch_window_s)
         self.model = model
         self.processor = processor
         self.tokenizer = processor.tokenizer
@@ -139,7 +171,19 @@ class EmbeddingModel:
         self.times = StageClock()
         self.text_forwards = 0
         self.image_forwards = 0
+        self.max_batch = int(max_batch)
         self._warned = False
+        #: One forward at a time on the model; the text side (tokenizer state included) is one caller at a time.
+        self._forward_lock = threading.Lock()
+        self._text_lock = threading.Lock()
+        self._clock_lock = threading.Lock()
+        self._batcher: RequestBatcher[PreparedImage, Any] | None = (
+            RequestBatcher(
+                self._image_rows, max_batch=max_batch, window_s=batch_window_s, name="embedding-batcher"
+            )
+            if max_batch > 1
+            else None
+        )
         self._image_kwargs: dict[str, Any] = {}
         if identity.model_type == "siglip2":
             # Siglip2Processor's call defaults (256 patches of 16 px) override the image processor's own.
@@ -158,6 +202,8 @@ class EmbeddingModel:
         dtype: str = "auto",
         overlength: str = "reference",
         parameter: str = "embedding.model_dir",
+        max_batch: int = 1,
+        batch_window_s: float = 0.01,
     ) -> EmbeddingModel:
         """Check ``model_dir`` and load it (local files, safetensors only); one-line :class:`ModelDirError`
         when it cannot be used."""
@@ -165,6 +211,7 @@ class EmbeddingModel:
             raise ModelDirError(
                 f"embedding overlength {overlength!r} is not a policy; expected one of {list(OVERLENGTH_POLICIES)}"
             )
+        check_batching(max_batch, batch_window_s)
         identity = check_model_dir(
             model_dir,
             what=WHAT,
@@ -199,7 +246,14 @@ class EmbeddingModel:
                 "processor): save the checkpoint's processor with `save_pretrained` into the same directory"
             )
         loaded = cls(
-            model.to(torch_device).eval(), processor, identity, torch_device, torch_dtype, overlength
+            model.to(torch_device).eval(),
+            processor,
+            identity,
+            torch_device,
+            torch_dtype,
+            overlength,
+            max_batch=max_batch,
+            batch_window_s=batch_window_s,
         )
         loaded.check_tokenizer()
         LOG.info("embedding model: %s", loaded.describe())
@@ -212,7 +266,7 @@ class EmbeddingModel:
         return (
             f"{self.model_type} ({self.family} scores) on {self.device} in {dtype} from {self.identity.path} "
             f"[{self.identity.fingerprint[:12]}]; over-long description: {self.overlength_rule}"
-            f"{' (reference)' if self.overlength == 'reference' else ''}"
+            f"{' (reference)' if self.overlength == 'reference' else ''}; max batch {self.max_batch}"
         )
 
     def check_tokenizer(self) -> None:
@@ -251,14 +305,15 @@ class EmbeddingModel:
         started = time.perf_counter()
         inputs = self._text_inputs(texts)
         self.times.add("text_tokenize", started)
-        started = time.perf_counter()
-        with torch.inference_mode():
-            output = self.model.get_text_features(**inputs)
-        features = _pooled(output).float()
-        features = torch.nn.functional.normalize(features, dim=-1)
-        self._wait_for_device()
-        self.times.add("text_forward", started)
-        self.text_forwards += 1
+        with self._forward_lock:
+            started = time.perf_counter()
+            with torch.inference_mode():
+                output = self.model.get_text_features(**inputs)
+            features = _pooled(output).float()
+            features = torch.nn.functional.normalize(features, dim=-1)
+            self._wait_for_device()
+            self.times.add("text_forward", started)
+            self.text_forwards += 1
         return features
 
     def encode_texts(
@@ -266,8 +321,13 @@ class EmbeddingModel:
     ) -> TextEmbeddings:
         """Embed ``texts`` (empty ones as "an object"): those not in ``cache`` in one forward (``batched``) or
         one forward each (the per-item baseline of the benchmark)."""
+        with self._text_lock:
+            return self._encode_texts(texts, cache, batched)
+
+    def _encode_texts(self, texts: Sequence[str], cache: TextCache | None, batched: bool) -> TextEmbeddings:
         import torch
 
+        forwards = 0
         scored = tuple(effective_text(text) for text in texts)
         cache = cache if cache is not None else TextCache()
         missing = list(dict.fromkeys(text for text in scored if text not in cache))
@@ -284,6 +344,7 @@ class EmbeddingModel:
                 groups = [runnable] if batched else [[text] for text in runnable]
                 for group in groups:
                     features = self._text_forward(group)
+                    forwards += 1
                     rows.update({text: features[i] for i, text in enumerate(group)})
             for text, long in zip(missing, long_flags, strict=True):
                 row = rows.get(text)
@@ -295,7 +356,7 @@ class EmbeddingModel:
         zeroed = (True,) * len(scored) if self.overlength_rule == "zero_view" and any(over) else over
         usable = [cache.rows[text][0] for text, zero in zip(scored, zeroed, strict=True) if not zero]
         features = torch.stack(usable) if usable else None
-        return TextEmbeddings(scored, features, over, zeroed)
+        return TextEmbeddings(scored, features, over, zeroed, forwards)
 
     @property
     def _truncates(self) -> bool:
@@ -327,9 +388,8 @@ class EmbeddingModel:
 
     # ---- image side ------------------------------------------------------------------------------------
 
-    def encode_image(self, image: np.ndarray) -> Any:
-        """One image forward: the L2-normalised embedding (1 x d, float32) of an RGB / grey / RGBA crop."""
-        import torch
+    def prepare_image(self, image: np.ndarray) -> PreparedImage:
+        """The image-model inputs of an RGB / grey / RGBA crop (resized, normalised; SigLIP2: patches)."""
         from PIL import Image
 
         started = time.perf_counter()
@@ -339,15 +399,40 @@ class EmbeddingModel:
             key: (value.to(self.device, self.dtype) if value.is_floating_point() else value.to(self.device))
             for key, value in inputs.items()
         }
-        self.times.add("image_preprocess", started)
-        started = time.perf_counter()
-        with torch.inference_mode():
-            output = self.model.get_image_features(**tensors)
-        features = torch.nn.functional.normalize(_pooled(output).float(), dim=-1)
-        self._wait_for_device()
-        self.times.add("image_forward", started)
-        self.image_forwards += 1
+        with self._clock_lock:
+            self.times.add("image_preprocess", started)
+        return PreparedImage(tensors)
+
+    def encode_images(self, images: Sequence[PreparedImage]) -> Any:
+        """One image forward over ``images`` (all of one :attr:`PreparedImage.group`): the L2-normalised
+        embeddings, one row per image (n x d, float32)."""
+        import torch
+
+        if len({image.group for image in images}) != 1:
+            raise ValueError("crops of one forward must share their input shapes")
+        tensors = {key: torch.cat([image.tensors[key] for image in images]) for key in images[0].tensors}
+        with self._forward_lock:
+            started = time.perf_counter()
+            with torch.inference_mode():
+                output = self.model.get_image_features(**tensors)
+            features = torch.nn.functional.normalize(_pooled(output).float(), dim=-1)
+            self._wait_for_device()
+            self.times.add("image_forward", started)
+            self.image_forwards += 1
         return features
+
+    def _image_rows(self, images: Sequence[PreparedImage], group: Hashable = None) -> list[Any]:
+        """The batcher's callable: one forward, then each crop's own row (1 x d)."""
+        features = self.encode_images(images)
+        return [features[index : index + 1] for index in range(len(images))]
+
+    def encode_image(self, image: np.ndarray) -> Any:
+        """The L2-normalised embedding (1 x d, float32) of one crop: its own forward, or a share of a batched
+        one when ``max_batch`` is above 1 and other crops arrive with it."""
+        prepared = self.prepare_image(image)
+        if self._batcher is not None:
+            return self._batcher.submit(prepared, group=prepared.group)
+        return self.encode_images([prepared])
 
     def _wait_for_device(self) -> None:
         """Let a GPU finish its queued kernels so the stage clock times them, not their launch (the wait
@@ -373,12 +458,21 @@ class EmbeddingModel:
             values = [float(v) for v in cosine.cpu().tolist()]
         rows = iter(values)
         scores = [0.0 if zero else next(rows) for zero in texts.zeroed]
-        self.times.add("score", started)
+        with self._clock_lock:
+            self.times.add("score", started)
         return scores
 
     def score_image(self, image: np.ndarray, texts: TextEmbeddings) -> list[float]:
         """Scores of one crop against all texts: one image forward."""
         return self.score_features(self.encode_image(image), texts)
+
+
+def check_batching(max_batch: int, batch_window_s: float) -> None:
+    """Refuse a batch limit below 1 or a negative window in one line naming the parameter."""
+    if not isinstance(max_batch, int) or max_batch < 1:
+        raise ValueError(f"embedding.max_batch = {max_batch!r}; expected an integer >= 1")
+    if not batch_window_s >= 0.0:
+        raise ValueError(f"embedding.batch_window_s = {batch_window_s!r}; expected a number >= 0")
 
 
 def processor_text_cut(processor: Any, family: str, max_tokens: int) -> int | None:
@@ -419,6 +513,7 @@ __all__ = [
     "FAMILY_OF_MODEL_TYPE",
     "OVERLENGTH_POLICIES",
     "EmbeddingModel",
+    "PreparedImage",
     "TextCache",
     "TextEmbeddings",
     "effective_text",

@@ -8,7 +8,12 @@ image) want the same boxes. The verifier waits for the detections of the frame i
 Frames: a model takes far longer than a camera period (grounding-dino-tiny: ~15-20 s per frame on a CPU, well
 under 1 s on a GPU), so the node works on the newest frame only. A worker thread runs the model; the camera
 callback only files the message in a one-frame mailbox, and a frame that is replaced there before the worker
-took it is dropped and counted in ``/diagnostics`` (with the device, the model and per-stage latency).
+took it is dropped and counted in ``/diagnostics`` (with the device, the model and per-stage latency). With
+``detector.max_batch`` N above 1 the mailbox keeps the newest N frames instead, and the worker, once a frame is
+waiting, gives others up to ``detector.batch_window_s`` to arrive and detects all waiting frames in one forward
+(:meth:`~.detection.grounding_dino.GroundingDinoDetector.detect_phrases_batch`): on a GPU a batch costs little
+more than one frame, so a fast camera loses fewer frames. A failed batched forward counts each of its frames as
+a failure.
 
 Query: the ``query`` parameter (default ``object``) until a ``std_msgs/String`` arrives on ``query_topic``
 (latched: a late joiner still gets the current one); the newest one wins. A new query re-runs the last frame when
@@ -30,6 +35,7 @@ import contextlib
 import importlib
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,7 +59,13 @@ from std_msgs.msg import String
 from .agent.factory import ConfigError, build_detector
 from .compressed_image import compressed_to_rgb
 from .config_schema import config_parameter_specs, nested_config
-from .detection.grounding_dino import STAGES, GroundingDinoDetector, PhraseDetection, grounding_query
+from .detection.grounding_dino import (
+    STAGES,
+    GroundingDinoDetector,
+    PhraseDetection,
+    StageLatency,
+    grounding_query,
+)
 from .parameters import FRAME_QOS, IMAGE_TRANSPORTS
 
 try:  # optional: the interfaces most ROS perception stacks consume; not installed on every machine
@@ -109,37 +121,55 @@ def detector_node_parameters() -> tuple[ParameterSpec, ...]:
 
 
 class NewestOnly:
-    """A one-item mailbox between the camera callback and the model thread: a newer item replaces a waiting
-    one (which is then dropped and counted), so the model always works on the newest frame."""
+    """A mailbox between the camera callback and the model thread holding the newest ``capacity`` items: a newer
+    item pushes out the oldest waiting one (which is then dropped and counted), so the model always works on the
+    newest frames. Capacity 1 is a one-frame mailbox."""
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int = 1) -> None:
+        if capacity < 1:
+            raise ValueError(f"mailbox capacity must be at least 1, got {capacity}")
+        self.capacity = capacity
         self._condition = threading.Condition()
-        self._item: Any = None
+        self._items: list[Any] = []
         self._closed = False
         self.dropped = 0
 
     def put(self, item: Any) -> None:
         with self._condition:
-            if self._item is not None:
+            self._items.append(item)
+            while len(self._items) > self.capacity:
+                self._items.pop(0)
                 self.dropped += 1
-            self._item = item
             self._condition.notify_all()
 
     def put_if_empty(self, item: Any) -> None:
         with self._condition:
-            if self._item is None:
-                self._item = item
+            if not self._items:
+                self._items.append(item)
                 self._condition.notify_all()
 
     def take(self) -> Any:
-        """The waiting item, blocking until there is one; None once closed."""
+        """The oldest waiting item, blocking until there is one; None once closed."""
+        items = self.take_all(1, 0.0)
+        return items[0] if items else None
+
+    def take_all(self, most: int, window_s: float) -> list[Any]:
+        """Up to ``most`` waiting items, oldest first: block until one waits, then give others up to
+        ``window_s`` to arrive; empty once closed."""
         with self._condition:
-            while self._item is None and not self._closed:
+            while not self._items and not self._closed:
                 self._condition.wait()
+            deadline = time.monotonic() + window_s
+            while (
+                not self._closed
+                and len(self._items) < most
+                and (remaining := deadline - time.monotonic()) > 0
+            ):
+                self._condition.wait(remaining)
             if self._closed:
-                return None
-            item, self._item = self._item, None
-            return item
+                return []
+            taken, self._items = self._items[:most], self._items[most:]
+            return taken
 
     def close(self) -> None:
         with self._condition:
@@ -229,7 +259,9 @@ class DetectorNode(Node):
         self.stats = DetectorStats()
         self._lock = threading.Lock()
         self._last_frame: Any = None
-        self.mailbox = NewestOnly()
+        self.max_batch = int(values["detector.max_batch"])
+        self.batch_window_s = float(values["detector.batch_window_s"])
+        self.mailbox = NewestOnly(self.max_batch)
 
         self.detections_pub = self.create_publisher(Detection2DArray, str(values["detections_topic"]), 10)
         self.vision_pub = None
@@ -271,48 +303,52 @@ class DetectorNode(Node):
     # -- the model thread -----------------------------------------------------------------------------------
 
     def _work(self) -> None:
-        while (message := self.mailbox.take()) is not None:
+        while messages := self.mailbox.take_all(self.max_batch, self.batch_window_s):
             with self._lock:
-                self._last_frame, query = message, self.query
-            self._detect(message, query)
+                self._last_frame, query = messages[-1], self.query
+            self._detect(messages, query)
 
-    def _detect(self, message: Image | CompressedImage, query: str) -> None:
-        decode: Callable[[Any], np.ndarray] = (
-            (lambda m: compressed_to_rgb(m.format, m.data))
-            if isinstance(message, CompressedImage)
-            else imgmsg_to_rgb
-        )
-        try:
-            image = decode(message)
-        except (ImageConversionError, ValueError) as error:
-            self._note_error(
-                "bad_messages",
-                f"frame at {message.header.stamp.sec}.{message.header.stamp.nanosec:09d}: {error}",
+    def _detect(self, messages: list[Image | CompressedImage], query: str) -> None:
+        """Detect the waiting frames (one forward per batch); publish each frame's boxes under its header."""
+        frames: list[tuple[Any, np.ndarray]] = []
+        for message in messages:
+            decode: Callable[[Any], np.ndarray] = (
+                (lambda m: compressed_to_rgb(m.format, m.data))
+                if isinstance(message, CompressedImage)
+                else imgmsg_to_rgb
             )
+            try:
+                frames.append((message, decode(message)))
+            except (ImageConversionError, ValueError) as error:
+                self._note_error(
+                    "bad_messages",
+                    f"frame at {message.header.stamp.sec}.{message.header.stamp.nanosec:09d}: {error}",
+                )
+        if not frames:
             return
         try:
-            found = self.detector.detect_phrases(image, query)
+            results = self.detector.detect_phrases_batch([image for _, image in frames], query)
         except Exception as error:  # a model failure (e.g. out of GPU memory) must not end the node: counted
-            self._note_error("failures", f"detection failed: {type(error).__name__}: {error}")
+            for _ in frames:  # every frame of a failed forward is a failed detection
+                self._note_error("failures", f"detection failed: {type(error).__name__}: {error}")
             return
-        self._record(found)
-        self.detections_pub.publish(detections_message(message.header, found, query))
-        if self.vision_pub is not None:
-            self.vision_pub.publish(vision_detections_message(message.header, found, query))
-        if self.publish_debug and self.debug_pub.get_subscription_count() > 0:
-            self.debug_pub.publish(
-                numpy_to_imgmsg(draw_detections(image, found, query), "rgb8", message.header)
-            )
+        for (message, image), (found, latency) in zip(frames, results, strict=True):
+            self._record(found, latency)
+            self.detections_pub.publish(detections_message(message.header, found, query))
+            if self.vision_pub is not None:
+                self.vision_pub.publish(vision_detections_message(message.header, found, query))
+            if self.publish_debug and self.debug_pub.get_subscription_count() > 0:
+                self.debug_pub.publish(
+                    numpy_to_imgmsg(draw_detections(image, found, query), "rgb8", message.header)
+                )
 
-    def _record(self, found: list[PhraseDetection]) -> None:
-        latency = self.detector.last_latency
+    def _record(self, found: list[PhraseDetection], latency: StageLatency) -> None:
         with self._lock:
             self.stats.detected += 1
             self.stats.last_count = len(found)
-            if latency is not None:
-                self.stats.last_stage_seconds = latency.as_dict()
-                for stage, seconds in self.stats.last_stage_seconds.items():
-                    self.stats.stage_seconds[stage] += seconds
+            self.stats.last_stage_seconds = latency.as_dict()
+            for stage, seconds in self.stats.last_stage_seconds.items():
+                self.stats.stage_seconds[stage] += seconds
 
     def _note_error(self, counter: str, text: str) -> None:
         with self._lock:

@@ -33,6 +33,12 @@ class DetectorParams:
     """Minimum box score kept (spec §5.4: 0.25)."""
     text_threshold: float = 0.25
     """Minimum token score for a box's text label (spec §5.4: 0.25)."""
+    max_batch: int = 1
+    """Most frames run in one forward (1 = one frame at a time, as the reference). Frames that arrive together
+    (episodes in flight; the detector node's waiting frames) share a forward when their caption and preprocessed
+    size agree; results equal one-at-a-time ones up to float rounding. aiv-eval bench-models times it."""
+    batch_window_s: float = 0.01
+    """How long the first frame of a batch waits for others to join it (max_batch above 1)."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,12 @@ class EmbeddingParams:
     the processor truncates by default (the NaFlex Siglip2Processor, 64 tokens), where the text is cut
     (truncate). Explicit: zero_view | zero_text (only the long text scores 0.0, the others as usual; not the
     reference) | truncate (cut to the model's length). A warning is logged once."""
+    max_batch: int = 1
+    """Most crops embedded in one image forward (1 = one crop at a time, as the reference). The crops of
+    episodes in flight share a forward; scores equal one-at-a-time ones up to float rounding. aiv-eval
+    bench-models times it."""
+    batch_window_s: float = 0.01
+    """How long the first crop of a batch waits for others to join it (max_batch above 1)."""
 
 
 @dataclass(frozen=True)

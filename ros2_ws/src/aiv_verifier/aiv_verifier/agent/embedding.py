@@ -15,12 +15,18 @@ debug images show the scores without knowing which agent made them. ``step_predi
 records: this view's Yes/No, except at the answering step, where it is the answer itself (the cross-view
 decision); the answering view's own Yes/No stays in its view-score row's ``last_answer`` (the single text's
 row for ``merged``).
+
+Several episodes may run at once on one agent (``evaluator.episodes_in_flight``): the agent's state is read-only
+(rules, the seeded NBV, the detector) apart from the model, which serialises its forwards and, with
+``embedding.max_batch`` above 1, embeds the crops of sessions that ask together in one forward; each session owns
+its texts, its cache and its counts.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from typing import ClassVar
 
 import numpy as np
 from aiv_models.embedding import EmbeddingModel, TextCache, TextEmbeddings
@@ -39,10 +45,15 @@ from .settings import AgentSettings
 EMBEDDING_NBV = ("random", "farthest")
 KINDS = {"clip": "clip", "siglip": "siglip"}  # agent kind -> score family it needs
 MERGED_SOURCES = ("merged-cache", "merged-llm")
+#: ``model_calls`` key: image calls of the episode whose forward failed.
+EMBEDDING_FAILED = "embedding_image_failed"
 
 
 class EmbeddingAgent:
     """The process-wide part of an embedding agent: the loaded model, the rules, the NBV and the detector."""
+
+    #: Sessions on several threads may share the agent (the evaluator then shares one loaded model).
+    thread_safe: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -87,7 +98,12 @@ class EmbeddingAgent:
         if settings.bbox_mode is BoxMode.DETECTOR and detector is None:
             raise ValueError("agent.bbox_mode 'detector' needs a detector backend (detector.backend)")
         model = EmbeddingModel.load(
-            params.model_dir, device=params.device, dtype=params.dtype, overlength=params.overlength
+            params.model_dir,
+            device=params.device,
+            dtype=params.dtype,
+            overlength=params.overlength,
+            max_batch=params.max_batch,
+            batch_window_s=params.batch_window_s,
         )
         if model.family != KINDS[kind]:
             raise ModelDirError(
@@ -194,12 +210,15 @@ class EmbeddingSession(SessionBase):
         model = self.agent.model
         if self._embedded is None:
             stage = time.perf_counter()
-            before = model.text_forwards
             self._embedded = model.encode_texts(self.texts, self.cache)
             self.clock.add("embed_text", stage)
-            self._count("embedding_text", model.text_forwards - before)
+            self._count("embedding_text", self._embedded.forwards)
         stage = time.perf_counter()
-        scores = model.score_image(crop, self._embedded)
+        try:
+            scores = model.score_image(crop, self._embedded)
+        except Exception:  # a failed (batched) forward: this crop's call failed; the loop ends the episode
+            self._count(EMBEDDING_FAILED, 1)
+            raise
         self.clock.add("embed_image", stage)
         self._count("embedding_image", 1)
         return scores

@@ -283,7 +283,10 @@ class AgentFactory:
         *,
         detector: Detector | None = None,
         language_model: LanguageModel | None = None,
+        model_agent: ModelAgent | None = None,
     ) -> AgentFactory:
+        """``model_agent`` replaces the one ``agent.kind`` would build (the evaluator's worker threads share
+        one thread-safe agent, so an embedding model is loaded once, not once per thread)."""
         from ..query import build_query_interpreter
 
         try:
@@ -310,7 +313,7 @@ class AgentFactory:
             detector=detector,
             language_model=language_model,
             verifier_backend=str(verifier_section.get("backend", "classical")),
-            model_agent=build_model_agent(settings, config, language_model, detector),
+            model_agent=model_agent or build_model_agent(settings, config, language_model, detector),
             config=config,
         )
 
