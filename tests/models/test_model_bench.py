@@ -1,5 +1,9 @@
 """``aiv-eval bench-models`` runs quickly on tiny models and prints per-stage latency and batching ratios.
 
+The detector and embedding batching rows (one view at a time against batches) are checked for their structure,
+for ratios that are the quotient of the printed times, and for batched outputs that equal one-at-a-time ones
+within the tolerance the batching tests state.
+
 Only the output's structure is checked: timings on a shared CI machine say nothing, and tests never assert them.
 """
 
@@ -45,15 +49,46 @@ def _check_embedding_section(lines: list[str]) -> None:
 
 def test_default_tiny_models_print_stages_and_ratios(capsys: pytest.CaptureFixture[str]) -> None:
     limit_torch_threads()
-    assert aiv_eval(["bench-models", "--repeats", "1", "--device", "cpu", "--no-detector"]) == 0
+    assert (
+        aiv_eval(
+            ["bench-models", "--repeats", "1", "--batch-repeats", "1", "--device", "cpu", "--no-detector"]
+        )
+        == 0
+    )
     output = capsys.readouterr().out
     assert output.startswith("aiv-eval bench-models: tiny random models built in ")
     sections = _sections(output)
-    assert list(sections) == ["clip", "siglip2", "detector", "chat"]
+    assert list(sections) == ["clip", "clip batching", "siglip2", "siglip2 batching", "detector", "chat"]
     _check_embedding_section(sections["clip"])
     _check_embedding_section(sections["siglip2"])
+    _check_batching_section(sections["clip batching"], "crop", [1, 4, 8, 16])
+    _check_batching_section(sections["siglip2 batching"], "crop", [1, 4, 8, 16])
     assert sections["detector"] == ["[detector] skipped: --no-detector"]
     _check_chat_section(sections["chat"])
+
+
+BATCH_ROW = re.compile(
+    r"^  batch +(\d+): +([\d.]+) ms per (\w+), speed-up +([\d.]+)x \(forward ([\d.]+) ms, ([\d.]+)x\); (.+)$"
+)
+DIFFERENCE = re.compile(r"max \|(\w+) diff\| ([\d.e+-]+)")
+
+
+def _check_batching_section(lines: list[str], unit: str, sizes: list[int]) -> None:
+    assert "on cpu (float32)" in lines[0] and f"{max(sizes)} {unit}s" in lines[0]
+    alone = re.match(
+        rf"^  one at a time \(reference\): +([\d.]+) ms per {unit} \(forward ([\d.]+)\)$", lines[1]
+    )
+    assert alone is not None
+    rows = [BATCH_ROW.match(line) for line in lines[2:]]
+    assert len(rows) == len(sizes) and all(rows)
+    for match, size in zip(rows, sizes, strict=True):
+        assert match is not None and int(match.group(1)) == size and match.group(3) == unit
+        per_view, ratio = float(match.group(2)), float(match.group(4))
+        assert ratio == pytest.approx(float(alone.group(1)) / per_view, rel=0.02, abs=0.01)
+        differences = dict(DIFFERENCE.findall(match.group(7)))
+        assert set(differences) == ({"logit", "box"} if unit == "frame" else {"score"})
+        # float32: a batched output equals the one-at-a-time output up to rounding (tests/models/test_model_batching)
+        assert all(float(value) <= 1e-4 for value in differences.values())
 
 
 CHAT_BATCH = re.compile(
@@ -94,3 +129,40 @@ def test_a_bad_directory_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.C
     assert aiv_eval(["bench-models", "--clip", str(tmp_path / "none"), "--repeats", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--clip" in err[0] and "does not exist" in err[0]
+
+
+@pytest.fixture(scope="module")
+def tiny_dino(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from aiv_models.tiny.grounding_dino import save_grounding_dino_once
+    from support.offline_models import shared_model_dir
+
+    return save_grounding_dino_once(*shared_model_dir(tmp_path_factory, "grounding-dino-tiny"))
+
+
+def test_detector_rows_time_frames_one_at_a_time_and_batched(
+    tiny_dino: str, clip_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    limit_torch_threads()
+    args = ["bench-models", "--detector", tiny_dino, "--clip", str(clip_dir), "--device", "cpu"]
+    assert aiv_eval([*args, "--repeats", "1", "--batch-repeats", "1", "--batch-sizes", "1,4"]) == 0
+    sections = _sections(capsys.readouterr().out)
+    assert list(sections) == ["clip", "clip batching", "detector", "detector batching"]
+    _check_batching_section(sections["detector batching"], "frame", [1, 4])
+    _check_batching_section(sections["clip batching"], "crop", [1, 4])
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "words"),
+    [
+        ("--batch-sizes", "1,x", "comma-separated integers"),
+        ("--batch-sizes", "0,4", "at least 1"),
+        ("--batch-repeats", "-1", "--batch-repeats"),
+        ("--threads", "-2", "--threads"),
+    ],
+)
+def test_bad_batching_options_are_one_line_and_exit_2(
+    clip_dir: Path, capsys: pytest.CaptureFixture[str], option: str, value: str, words: str
+) -> None:
+    assert aiv_eval(["bench-models", "--clip", str(clip_dir), option, value]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and option in err[0] and words in err[0]

@@ -8,10 +8,16 @@ preprocess / forward and scoring per call, then two ratios measured in the same 
   reference's per-item way (one image + text forward for every (crop, text) pair).
 
 The detector (``aiv_verifier.detection.grounding_dino``, when that backend is installed): preprocess, forward and
-postprocess per frame. Model directories come from the command line; by default tiny random models are built
-into a temporary directory, which times the code paths, not the published models (weights do not change speed,
-so a full-size architecture in such a directory gives real figures; docs/models-offline.md). Only ratios and
-timings are printed: nothing here asserts a speed.
+postprocess per frame.
+
+Then, per model, a view at a time against batched forwards at ``--batch-sizes`` (:mod:`.batch_bench`: the
+detector's frames and the embedding models' crops, as ``detector.max_batch`` / ``embedding.max_batch`` batch
+them with episodes in flight), with how far the batched outputs are from the one-at-a-time ones.
+
+Model directories come from the command line; by default tiny random models are built into a temporary
+directory, which times the code paths, not the published models (weights do not change speed, so a full-size
+architecture in such a directory gives real figures; docs/models-offline.md). Only ratios and timings are
+printed: nothing here asserts a speed.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ class ModelTiming:
         default_factory=dict
     )  # name -> (batched, per item) ms
     skipped: str = ""
+    extra_lines: list[str] = field(default_factory=list)  # printed after the section (the batching rows)
 
 
 def _median_ms(call: Callable[[], object], repeats: int, sync: Callable[[], None]) -> float:
@@ -174,14 +181,47 @@ def format_report(timings: list[ModelTiming], header: str) -> str:
             lines.append(
                 f"  batched vs per-item: {label}: {batched:.3f} ms vs {per_item:.3f} ms, speed-up {ratio:.2f}x"
             )
+        lines.extend(timing.extra_lines)
     return "\n".join(lines)
 
 
+def parse_batch_sizes(text: str) -> tuple[int, ...]:
+    """``--batch-sizes`` ("1,4,8,16") as integers; ValueError naming the option when it is not that."""
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(
+            f"--batch-sizes {text!r}: expected comma-separated integers, e.g. 1,4,8,16"
+        ) from None
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"--batch-sizes {text!r}: every batch size must be at least 1")
+    return sizes
+
+
+def _torch_threads() -> int:
+    import torch
+
+    return int(torch.get_num_threads())
+
+
 def run_bench_models(args: argparse.Namespace) -> int:
+    from .batch_bench import bench_detector_batching, bench_embedding_batching
+
     texts = tuple(args.text) if args.text else DEFAULT_TEXTS
     repeats = int(args.repeats)
     if repeats < 1:
         raise ValueError("--repeats must be at least 1")
+    batch_repeats = int(args.batch_repeats)
+    if batch_repeats < 0:
+        raise ValueError("--batch-repeats must be at least 0 (0: no batching rows)")
+    batch_sizes = parse_batch_sizes(str(args.batch_sizes))
+    threads = int(args.threads)
+    if threads < 0:
+        raise ValueError("--threads must be at least 0 (0: torch's default)")
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
     with tempfile.TemporaryDirectory(prefix="aiv-bench-models-") as scratch:
         given = {"clip": args.clip, "siglip": args.siglip, "detector": args.detector, "vlm": args.vlm}
         if not any(given.values()):
@@ -193,22 +233,38 @@ def run_bench_models(args: argparse.Namespace) -> int:
         timings = []
         for name in ("clip", "siglip", "siglip2"):
             if name in dirs:
-                timings.append(
-                    bench_embedding(
-                        name, dirs[name], device=args.device, dtype=args.dtype, texts=texts, repeats=repeats
-                    )
+                timing = bench_embedding(
+                    name, dirs[name], device=args.device, dtype=args.dtype, texts=texts, repeats=repeats
                 )
+                if batch_repeats:
+                    timing.extra_lines = bench_embedding_batching(
+                        name,
+                        dirs[name],
+                        device=args.device,
+                        dtype=args.dtype,
+                        texts=texts,
+                        repeats=batch_repeats,
+                        batch_sizes=batch_sizes,
+                    ).lines()
+                timings.append(timing)
         if args.no_detector:
             timings.append(ModelTiming("detector", "", skipped="--no-detector"))
         elif "detector" in dirs:
-            timings.append(
-                bench_detector(dirs["detector"], device=args.device, dtype=args.dtype, repeats=repeats)
-            )
+            timing = bench_detector(dirs["detector"], device=args.device, dtype=args.dtype, repeats=repeats)
+            if batch_repeats and not timing.skipped:
+                timing.extra_lines = bench_detector_batching(
+                    dirs["detector"],
+                    device=args.device,
+                    dtype=args.dtype,
+                    repeats=batch_repeats,
+                    batch_sizes=batch_sizes,
+                ).lines()
+            timings.append(timing)
         else:
             timings.append(ModelTiming("detector", "", skipped="no detector directory (--detector DIR)"))
         header = (
             f"aiv-eval bench-models: {source}; {len(texts)} texts, median of {repeats} repeats, "
-            f"device {args.device}, dtype {args.dtype}"
+            f"device {args.device}, dtype {args.dtype}, torch threads {_torch_threads()}"
         )
         report = format_report(timings, header)
         if "vlm" in dirs:
@@ -245,6 +301,23 @@ def add_bench_models_subcommand(sub: Any) -> None:
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N (default auto)")
     parser.add_argument("--dtype", default="auto", help="auto | float32 | bfloat16 | float16 (default auto)")
     parser.add_argument("--repeats", type=int, default=10, help="timed calls per figure (median; default 10)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="torch CPU threads (0 = torch's default; 1 steadies CPU timings on a busy machine)",
+    )
+    parser.add_argument(
+        "--batch-sizes",
+        default="1,4,8,16",
+        help="detector / embedding batch sizes compared with one view at a time (default 1,4,8,16)",
+    )
+    parser.add_argument(
+        "--batch-repeats",
+        type=int,
+        default=5,
+        help="timed rounds per detector / embedding batching figure (median; default 5; 0 = no batching rows)",
+    )
     parser.add_argument(
         "--text", action="append", help="a description to embed (repeat; default: 3 built in)"
     )

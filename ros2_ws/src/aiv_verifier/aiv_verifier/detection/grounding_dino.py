@@ -192,7 +192,9 @@ class GroundingDinoDetector:
         self._prepare_lock = threading.Lock()
         self._special_tokens = list(getattr(processor.tokenizer, "all_special_tokens", []))
         self._batcher: RequestBatcher[PreparedFrame, tuple[list[PhraseDetection], StageLatency]] | None = (
-            RequestBatcher(self._run, max_batch=max_batch, window_s=batch_window_s, name="detector-batcher")
+            RequestBatcher(
+                self.run_frames, max_batch=max_batch, window_s=batch_window_s, name="detector-batcher"
+            )
             if max_batch > 1
             else None
         )
@@ -268,7 +270,7 @@ class GroundingDinoDetector:
         if self._batcher is not None:
             found, _ = self._batcher.submit(frame, group=frame.group)
         else:
-            ((found, _),) = self._run([frame], frame.group)
+            ((found, _),) = self.run_frames([frame], frame.group)
         return found
 
     def detect_phrases_batch(
@@ -285,7 +287,9 @@ class GroundingDinoDetector:
         for group, indices in groups.items():
             for start in range(0, len(indices), self.max_batch):
                 chunk = indices[start : start + self.max_batch]
-                for index, result in zip(chunk, self._run([frames[i] for i in chunk], group), strict=True):
+                for index, result in zip(
+                    chunk, self.run_frames([frames[i] for i in chunk], group), strict=True
+                ):
                     results[index] = result
         return [result for result in results if result is not None]
 
@@ -321,7 +325,7 @@ class GroundingDinoDetector:
         converted = _as_float_cpu(outputs)
         return RawDetections(converted.logits, converted.pred_boxes, inputs["input_ids"].cpu())
 
-    def _run(
+    def run_frames(
         self, frames: Sequence[PreparedFrame], group: Hashable = None
     ) -> list[tuple[list[PhraseDetection], StageLatency]]:
         """Forward and postprocess one batch (the :class:`RequestBatcher`'s callable; also the unbatched path)."""
