@@ -37,6 +37,8 @@ DOCUMENTS = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))
 SESSION_VERBS = {"node", "param", "topic", "action", "interface", "service"}
 #: Launch files that end by themselves when their evaluation is done (bag_replay only with evaluate:=true).
 SELF_ENDING = {"offline_eval.launch.py": (), "bag_replay.launch.py": ("evaluate:=true",)}
+#: Arguments that keep such a launch running (offline_eval.launch.py lending pairs to an evaluator elsewhere).
+NOT_SELF_ENDING = {"evaluator:=false"}
 #: A path the documents use for a model the test builds (tiny, untrained: it proves the command runs, no more).
 GROUNDING_DINO_PLACEHOLDER = "model_dir:=/models/grounding-dino-tiny"
 STARTED = re.compile(r"\[INFO\] \[([A-Za-z0-9_]+)-\d+\]: process started")
@@ -65,9 +67,13 @@ class DocumentedCommand:
     @property
     def self_ending(self) -> bool:
         """A launch of an evaluation, which must end by itself with its metrics."""
-        return self.argv[0] == "launch" and any(
-            name in self.argv and all(argument in self.argv for argument in needs)
-            for name, needs in SELF_ENDING.items()
+        return (
+            self.argv[0] == "launch"
+            and not NOT_SELF_ENDING & set(self.argv)
+            and any(
+                name in self.argv and all(argument in self.argv for argument in needs)
+                for name, needs in SELF_ENDING.items()
+            )
         )
 
 

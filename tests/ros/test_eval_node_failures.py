@@ -4,13 +4,15 @@
   the node's own one-line reason (through the public command, with the real nodes);
 - relative dataset and run paths are written absolute into the nodes' params file;
 - a node that fails twice in a row the same way is not started a third time, and every restart shows the
-  reason (stand-in node processes, so these cases take a second).
+  reason, and a node stops on SIGINT even when ``aiv-eval`` was started with SIGINT ignored (stand-in node
+  processes, so these cases take a second).
 """
 
 from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -202,3 +204,28 @@ def test_relative_paths_outside_the_run_identity_are_made_absolute(tmp_path: Pat
     assert spec.sim["dataset_root"] == "data/x"  # the spec itself is left as it was
     spec.evaluator["run_dir"] = "."
     assert absolute_paths(spec, tmp_path).evaluator["run_dir"] == "."  # its name would change
+
+
+def test_nodes_stop_on_sigint_even_when_aiv_eval_was_started_with_sigint_ignored(tmp_path: Path) -> None:
+    # A shell starts a background job (`aiv-eval run ... &`, nohup) with SIGINT ignored, and children inherit that;
+    # the stop's SIGINT must still end the servers (else each waits out the stop's timeout and is killed).
+    reports = """
+        import signal, sys, threading
+        print("SIGINT ignored" if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else "SIGINT handled", flush=True)
+        threading.Event().wait(120)
+    """
+    evaluation, _stream = _stand_ins(tmp_path, offline_sim=reports, verifier=reports)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        for name in ("offline_sim", "verifier"):
+            evaluation.nodes[name].start()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    for name in ("offline_sim", "verifier"):
+        node = evaluation.nodes[name]
+        assert node.log_path is not None
+        wait_until(
+            lambda node=node: "SIGINT" in node.log_path.read_text(), f"{name}'s report", timeout_s=30.0
+        )
+        assert "SIGINT handled" in node.log_path.read_text()
+        assert node.stop(timeout_s=30.0) == -signal.SIGINT  # ended by the SIGINT, not by the SIGKILL after it

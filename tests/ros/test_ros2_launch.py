@@ -4,7 +4,8 @@
 - ``offline_sim.launch.py`` serves a dataset; ``verifier.launch.py`` runs in a namespace with a remapped camera;
 - ``offline_eval.launch.py`` on the micro dataset writes the records ``aiv-eval run --mode ros`` writes, keeps its
   promises when the verifier is killed mid-episode (respawned, the interrupted episode retried, every episode
-  answered once) and ends by itself when the evaluator does;
+  answered once) and ends by itself when the evaluator does; with ``pairs:=2`` the same, one pair's verifier
+  killed inside a chosen episode, both pairs taking episodes;
 - ``bag_replay.launch.py`` evaluates the tour bag in the repository and ends.
 (``detector.launch.py`` and ``robot_verify.launch.py`` run in test_vision_msgs.py and test_ros2_verbs.py.)
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -20,9 +22,13 @@ from pathlib import Path
 
 import psutil
 import pytest
+from aiv_dataset.layout import PInVerifyDataset
+from aiv_eval.in_process import run_in_process
 from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import StepReport
+from aiv_offline_sim.episode_service import pair_key
 from support.eval_specs import oracle_veto_spec
+from support.pair_faults import VerifierKiller
 from support.ros2_cli import require_tools, ros2, ros2_until
 from support.ros_harness import wait_until
 
@@ -147,6 +153,66 @@ def test_offline_eval_launch_writes_what_aiv_eval_writes_and_survives_a_killed_v
     expected = _answered_once(_records(reference.run_dir))
     assert len(expected) == 12
     assert _answered_once(records) == expected
+
+
+def _launched_verifier_pid(launch_pid: int, pair: str) -> int:
+    """The pid of the verifier the launch started in ``pair``'s namespace."""
+    pids = [
+        pid
+        for pid in _verifier_pids(launch_pid)
+        if f"__ns:=/{pair}" in " ".join(psutil.Process(pid).cmdline())
+    ]
+    assert len(pids) == 1, pids
+    return pids[0]
+
+
+def test_offline_eval_launch_with_two_pairs_survives_a_killed_pair_and_ends_with_every_record(
+    tmp_path: Path, micro_root: Path, ros2_process, ros_executor
+) -> None:
+    overrides = (
+        "evaluator.server_wait_s=30.0",
+        "evaluator.save_crops=false",
+        "evaluator.max_attempts=3",
+        "evaluator.episode_timeout_s=30.0",
+    )
+    reference = _records(
+        run_in_process(oracle_veto_spec(tmp_path, micro_root, "reference", *overrides)).run_dir
+    )
+    launched = oracle_veto_spec(tmp_path, micro_root, "two_pairs", *overrides)
+    params = tmp_path / "two_pairs.yaml"
+    launched.write(params)
+    # Kill, inside an episode well into the run whose agent moves at least three times, the verifier of the pair
+    # that serves it; the launch file restarts that verifier and the evaluator retries the episode.
+    target = next(r for r in reference if r["episode_index"] >= 4 and r["steps"] >= 4)
+    index = PInVerifyDataset(str(micro_root)).read_pair_index("val/pv_index_all.jsonl")
+    killer = VerifierKiller(
+        ros_executor.create_node("pair_fault_injector"),
+        ("pair0", "pair1"),
+        pair_key(index[target["episode_index"]]),
+        lambda pair: psutil.Process(_launched_verifier_pid(launch.process.pid, pair)).kill(),
+    )
+    launch = ros2_process(
+        ["launch", "aiv_verifier", "offline_eval.launch.py", f"params_file:={params}", "pairs:=2"],
+        "two_pairs",
+    )
+    assert launch.wait(timeout_s=240.0) == 0, launch.output()  # the launch ends when the evaluator does
+    output = launch.output()
+    assert killer.killed, f"no verifier was killed inside episode {target['episode_index']}:\n{output}"
+    assert "verifier-5" in output or output.count("process started") >= 6, output  # the killed one came back
+    counts = re.findall(r"attempts per pair: pair0 (\d+), pair1 (\d+)", output)
+    assert counts and all(int(count) > 0 for count in counts[-1]), output  # both pairs served
+
+    records = _records(launched.run_dir)
+    failed = [record for record in records if record["status"] != "ok"]
+    assert failed and {record["episode_index"] for record in failed} == {target["episode_index"]}
+    assert all(
+        record["prediction"] == "Unsure"
+        and ("verifier" in record["failure_reason"] or "no verdict within" in record["failure_reason"])
+        for record in failed
+    ), [record["failure_reason"] for record in failed]
+    assert _answered_once(records) == _answered_once(reference)
+    assert [r["episode_index"] for r in records if r["status"] == "ok"] == list(range(12))  # in index order
+    assert (launched.run_dir / "metrics.json").is_file()
 
 
 def test_offline_sim_launch_serves_a_dataset(tmp_path: Path, micro_root: Path, ros2_process) -> None:

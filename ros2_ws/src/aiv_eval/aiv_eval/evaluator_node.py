@@ -8,8 +8,9 @@ append-only, resumable ``results.jsonl`` the in-process mode writes; the loop is
 With ``pairs`` set it drives several simulator + verifier pairs, each in its own namespace, one episode per pair
 at once: the next episode (or the next attempt at one) goes to whichever pair is free, and the records are
 written in index order, so the run directory is the one a single pair writes (``pairs`` is no part of the run's
-identity). A pair may join after the start (another machine of the DDS domain); its configuration must be the
-run's. A pair whose node died is passed over until it is back; the interrupted episode is retried as with one.
+identity). The node waits up to ``server_wait_s`` for every pair; one that is not up by then (another machine
+of the DDS domain) joins when its servers answer. Each pair's configuration must be the run's. A pair whose
+servers vanished is passed over until they are back; an interrupted episode is retried as with one pair.
 
 The run's identity is read from the *running* nodes' parameters (``offline_sim`` episode rules, every agent
 knob of ``verifier``), so the record of what was evaluated is what actually ran, and a ROS run and an in-process
@@ -171,17 +172,18 @@ class EvaluatorNode(Node):
         agent = fetch_parameters(self, pair.verifier_node, list(config_parameter_defaults()), wait_s)
         return sim, agent
 
-    def _first_ready_pair(self, wait_s: float) -> Pair:
-        """The pair whose configuration defines the run: the only one, or the first whose servers answer."""
+    def _ready_pairs(self, wait_s: float) -> list[Pair]:
+        """The pairs whose servers answer, once all do or ``wait_s`` has passed with at least one; the first
+        of them defines the run. A pair that is not there by then joins when it answers."""
         if len(self.pairs) == 1:
             self.client.wait_for_servers(wait_s)
-            return self.pairs[0]
+            return list(self.pairs)
         deadline = time.monotonic() + wait_s
         pause = threading.Event()
         while True:
-            for pair in self.pairs:
-                if pair.client.servers_ready():
-                    return pair
+            ready = [pair for pair in self.pairs if pair.client.servers_ready()]
+            if len(ready) == len(self.pairs) or (ready and time.monotonic() > deadline):
+                return ready
             if time.monotonic() > deadline:
                 names = ", ".join(pair.name for pair in self.pairs)
                 raise ServersUnavailableError(
@@ -210,22 +212,27 @@ class EvaluatorNode(Node):
 
     def evaluate(self) -> LoopOutcome:
         wait_s = float(self.settings["server_wait_s"])
-        first = self._first_ready_pair(wait_s)
+        ready = self._ready_pairs(wait_s)
+        first = ready[0]
         sim, agent = self._pair_parameters(first, wait_s)
         if len(self.pairs) > 1:
             self._fingerprint = fingerprint_config(sim, agent)
             self._pool = PairPool(self.pairs, ready=lambda pair: pair.client.servers_ready(), join=self._join)
             self._pool.mark_joined(first)
             # The pairs already there: another configuration is refused before anything runs.
-            for other in self.pairs:
-                if other is not first and other.client.servers_ready():
-                    try:
-                        reason = self._join(other)
-                    except PairNotReady:
-                        continue  # it joins when it answers
-                    if reason is not None:
-                        raise EvaluatorConfigError(f"pair {other.name}: {reason}")
-                    self._pool.mark_joined(other)
+            for other in ready[1:]:
+                try:
+                    reason = self._join(other)
+                except PairNotReady:
+                    continue  # it joins when it answers again
+                if reason is not None:
+                    raise EvaluatorConfigError(f"pair {other.name}: {reason}")
+                self._pool.mark_joined(other)
+            missing = [pair.name for pair in self.pairs if pair not in ready]
+            if missing:
+                self.get_logger().warning(
+                    f"pair(s) {', '.join(missing)} not up after {wait_s:.0f} s; they join when they answer"
+                )
         dataset_root = str(self.settings["dataset_root"] or sim["dataset_root"])
         if not dataset_root:
             raise EvaluatorConfigError("no dataset: set dataset_root here or on the simulator")

@@ -158,13 +158,17 @@ _PRCTL = _resolve_prctl() if sys.platform.startswith("linux") else None
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Ask the kernel to SIGTERM this child when the process that started it dies.
+    """Ask the kernel to SIGTERM this child when the process that started it dies, and let SIGINT stop it.
 
     Nodes run in their own session (so a terminal's Ctrl-C reaches only us and we stop them in order); without
     this, a killed ``aiv-eval`` would leave three nodes running in the same ROS domain, where they would answer
-    the next run's requests alongside its own nodes.
+    the next run's requests alongside its own nodes. SIGINT is how :meth:`ManagedNode.stop` ends a node, so an
+    ignored SIGINT inherited from us (``aiv-eval`` started in the background by a shell, or under ``nohup``) is
+    reset: the verifier keeps an ignored SIGINT ignored and would otherwise be killed only after the stop's
+    timeout, once per pair.
     """
-    if _PRCTL is not None:  # only installed as the preexec_fn when it is
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if _PRCTL is not None:
         _PRCTL(PR_SET_PDEATHSIG, SIGTERM_NUMBER)
 
 
@@ -175,8 +179,8 @@ def _start_ignoring_sigint() -> None:  # pragma: no cover - runs in the child be
     evaluator was still starting printed a traceback on the console; an ignored SIGINT is instead followed by
     :meth:`ManagedNode.stop`'s SIGKILL, and nothing had been recorded yet.
     """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class ManagedNode:
@@ -217,9 +221,7 @@ class ManagedNode:
                 stderr=subprocess.STDOUT if output is not None else None,
                 env=self.env,
                 start_new_session=True,  # a Ctrl-C reaches us first; we stop the nodes in order
-                preexec_fn=_start_ignoring_sigint
-                if self.sigint_after_start
-                else (_die_with_parent if _PRCTL is not None else None),
+                preexec_fn=_start_ignoring_sigint if self.sigint_after_start else _die_with_parent,
             )
         finally:
             if output is not None:
