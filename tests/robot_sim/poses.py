@@ -9,15 +9,19 @@ from aiv_robot_sim.live_scene import CaptureView, LiveScene
 
 
 def off_capture_pose(scene: LiveScene) -> tuple[CaptureView, BasePose]:
-    """A capture showing the object and a reachable pose 7 deg further round and 0.1 m farther (or nearer)."""
-    for view in scene.captures():
-        if view.mask_area_px < 1000:
-            continue
-        azimuth, radius = scene.azimuth_and_radius(view.base_pose)
-        for d_azimuth, d_radius in ((7.0, 0.1), (-7.0, 0.1), (7.0, -0.1), (-7.0, -0.1)):
-            pose = scene.pose_around(azimuth + math.radians(d_azimuth), radius + d_radius)
-            if scene.refusal(pose) is None:
-                return view, pose
+    """A capture showing the object and a reachable pose 7 deg further round and 0.1 m farther (or nearer).
+
+    A capture showing at least 1000 object pixels is preferred; small objects (eyeglasses, keys) may have none,
+    and then any capture that meets the episode's own mask threshold will do."""
+    for minimum_px in (1000, scene.threshold):
+        for view in scene.captures():
+            if view.mask_area_px < minimum_px:
+                continue
+            azimuth, radius = scene.azimuth_and_radius(view.base_pose)
+            for d_azimuth, d_radius in ((7.0, 0.1), (-7.0, 0.1), (7.0, -0.1), (-7.0, -0.1)):
+                pose = scene.pose_around(azimuth + math.radians(d_azimuth), radius + d_radius)
+                if scene.refusal(pose) is None:
+                    return view, pose
     raise AssertionError("no reachable off-capture pose next to a capture showing the object")
 
 
