@@ -19,8 +19,10 @@ Kinds:
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from .core.types import Attribute
+if TYPE_CHECKING:  # only for annotations: importing aiv_verifier.core here would close a cycle (core -> claims)
+    from .core.types import Attribute
 
 #: Claim kinds of attribute items (colour claims split: a body colour is checked on the whole object, a
 #: part's colour only found or not found somewhere on it).
