@@ -9,7 +9,7 @@
 # Idempotent: each step keeps a stamp (hash of its inputs) and is skipped when nothing changed,
 # so a second run finishes in seconds. Set AIV_FORCE=1 to redo every step.
 #
-# On a machine with apt-installed ROS 2 none of this is needed: see README.md ("On a ROS 2 machine").
+# On a machine with apt-installed ROS 2 none of this is needed: see docs/development.md ("On a machine with ROS 2 installed from apt").
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -9,7 +9,7 @@ Parameters come from ``params_file`` (default: the installed ``config/detector.y
 topics are remapped by launch arguments; point the verifier's ``detections`` at the same topic. The verifier sets
 the query per request (its ``detection_query_topic`` and this node's ``query_topic`` both default to
 ``detector/query``); ``query`` is only what is detected before the first request. The model
-directory must hold a downloaded checkpoint: nothing is fetched at run time (README "Model backends").
+directory must hold a downloaded checkpoint: nothing is fetched at run time (docs/models.md).
 """
 
 from launch import LaunchDescription
