@@ -19,7 +19,7 @@ from aiv_eval.cli import main as aiv_eval
 from aiv_eval.episode_client import EpisodeRequest, RosEpisodeClient
 from aiv_interfaces.msg import Verdict
 from aiv_models.openai_server import Fault
-from aiv_verifier.ros_messages import model_calls_from_timings
+from aiv_verifier.verdict_codes import model_calls_from_timings
 from support import offline_models
 from support.colour_dataset import INDEX, build_colour_dataset
 from support.llm_server import MODEL_NAME, serving

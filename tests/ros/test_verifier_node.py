@@ -21,7 +21,7 @@ from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import pair_key
 from aiv_verifier.agent.factory import AgentFactory
 from aiv_verifier.config_schema import nested_config
-from aiv_verifier.ros_messages import decision_code, decision_from_code
+from aiv_verifier.verdict_codes import decision_code, decision_from_code
 from rclpy.action import ActionClient, ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.qos import (

@@ -1,4 +1,8 @@
-"""Turn a finished episode (from either driver) into the results record; the evaluator holds the labels."""
+"""Turn a finished episode (from either driver) into the results record; the evaluator holds the labels.
+
+A Verdict is read by its field names and the codes of :mod:`aiv_verifier.verdict_codes`, never through a
+message class: the in-process evaluation imports this module and must load no ROS code.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from aiv_dataset.index_records import PairRecord
 from aiv_verifier.agent.protocol import AgentSession
 from aiv_verifier.agent.session import AgentStep
 from aiv_verifier.agent.trace import EpisodeSummary, EpisodeTrace
-from aiv_verifier.ros_messages import decision_from_code, model_calls_from_timings
+from aiv_verifier.verdict_codes import decision_from_code, model_calls_from_timings
 
 from .records import (
     ClaimOpinion,

@@ -3,7 +3,8 @@
 The in-process path has the session's :class:`AgentStep` objects; the ROS path has the Verdict's StepReport
 messages. Both are mapped here onto the same :class:`TranscriptStep` values, field by field, so a ROS run and
 an in-process run of the same configuration write byte-identical ``results.jsonl`` lines (float32 message
-fields are absorbed by the record's 4-decimal rounding).
+fields are absorbed by the record's 4-decimal rounding). The messages are read by field name with the codes
+of :mod:`aiv_verifier.verdict_codes`, so this module loads no ROS code (the in-process path imports it).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from aiv_dataset.vocabulary import MoveOutcome
 from aiv_verifier.agent.session import AgentStep
 from aiv_verifier.agent.trace import EpisodeTrace
+from aiv_verifier.verdict_codes import ACTION_DECIDE, DECISION_YES, STATES_BY_CODE
 
 from .records import AttributeObservation, TranscriptStep
 
@@ -62,14 +64,11 @@ def transcript_from_trace(
 def transcript_from_reports(
     reports: Sequence[Any], crop_files: Sequence[str | None] | None = None
 ) -> list[TranscriptStep]:
-    """From ``Verdict.transcript`` (aiv_interfaces/StepReport messages)."""
-    from aiv_interfaces.msg import StepReport
-    from aiv_verifier.ros_messages import STATES_BY_CODE
-
+    """From ``Verdict.transcript`` (aiv_interfaces/StepReport messages, read by field name and code)."""
     steps = []
     for position, report in enumerate(reports):
-        deciding = report.action == StepReport.ACTION_DECIDE
-        belief = "Yes" if report.belief == 1 else "No"
+        deciding = report.action == ACTION_DECIDE
+        belief = "Yes" if report.belief == DECISION_YES else "No"
         decision = "Unsure" if getattr(report, "abstained", False) else belief
         steps.append(
             TranscriptStep(

@@ -1,7 +1,9 @@
 """Conversions between aiv_interfaces messages (and vision_msgs detections) and the agent's plain types.
 
-Kept apart from the node so they can be unit-tested without spinning anything and reused by the evaluator,
-which rebuilds the same episode records from a Verdict that the in-process path builds from the session.
+Kept apart from the node so they can be unit-tested without spinning anything. The codes these messages carry
+(decisions, actions, attribute states, the ``calls:`` timings) are defined in :mod:`.verdict_codes`, which loads
+no message module: the evaluator reads a Verdict back with them, and the in-process evaluation never imports
+this module.
 """
 
 from __future__ import annotations
@@ -27,34 +29,16 @@ from .agent.session import AgentStep, AttributeRow, StageClock
 from .agent.trace import EpisodeSummary, TraceEntry
 from .core.crop import Detection
 from .core.sector_geometry import SectorGeometry
-from .core.types import AttributeState, Decision
+from .verdict_codes import (
+    ACTION_DECIDE,
+    ACTION_MOVE,
+    CALLS_STAGE_PREFIX,
+    DECISION_FAILED,
+    DECISION_UNDECIDED,
+    STATE_CODES,
+    decision_code,
+)
 from .verification.base import PrivilegedViewInfo
-
-STATE_CODES = {
-    AttributeState.MISSING: AttributeStateMsg.STATE_MISSING,
-    AttributeState.MATCHED: AttributeStateMsg.STATE_MATCHED,
-    AttributeState.CONTRADICTED: AttributeStateMsg.STATE_CONTRADICTED,
-}
-STATES_BY_CODE = {code: state for state, code in STATE_CODES.items()}
-DECISION_CODES = {Decision.NO: Verdict.DECISION_NO, Decision.YES: Verdict.DECISION_YES}
-
-
-def decision_code(decision: Decision | None) -> int:
-    """Verdict code of a decision; Unsure maps to UNDECIDED, None (no answer) to FAILED."""
-    if decision is None:
-        return Verdict.DECISION_FAILED
-    return DECISION_CODES.get(decision, Verdict.DECISION_UNDECIDED)
-
-
-def decision_from_code(code: int) -> Decision | None:
-    """Inverse of :func:`decision_code`: FAILED gives None, UNDECIDED gives Unsure."""
-    if code == Verdict.DECISION_YES:
-        return Decision.YES
-    if code == Verdict.DECISION_NO:
-        return Decision.NO
-    if code == Verdict.DECISION_UNDECIDED:
-        return Decision.UNSURE
-    return None
 
 
 def privileged_from_ground_truth(message: GroundTruthView) -> PrivilegedViewInfo:
@@ -228,7 +212,7 @@ def step_report(step: AgentStep, image_stamp, move_result: MoveOutcome | None, t
         capture_tag=step.capture_tag,
         duplicate_view=bool(step.duplicate_view),
         detection_confidence=float(step.crop.confidence),
-        action=StepReport.ACTION_DECIDE if step.stopped else StepReport.ACTION_MOVE,
+        action=ACTION_DECIDE if step.stopped else ACTION_MOVE,
         move_direction=step.move.direction if step.move else "",
         move_reason=step.move.reason if step.move else "",
         stop_reason=step.stop_reason,
@@ -268,16 +252,10 @@ def timing_messages(clock: StageClock, model_calls: dict[str, int]) -> list[Stag
         for stage, seconds in sorted(clock.seconds.items())
     ]
     timings += [
-        StageTiming(stage=f"calls:{name}", seconds=0.0, calls=int(count))
+        StageTiming(stage=f"{CALLS_STAGE_PREFIX}{name}", seconds=0.0, calls=int(count))
         for name, count in sorted(model_calls.items())
     ]
     return timings
-
-
-def model_calls_from_timings(timings: Sequence[StageTiming]) -> dict[str, int]:
-    return {
-        item.stage.split(":", 1)[1]: int(item.calls) for item in timings if item.stage.startswith("calls:")
-    }
 
 
 def verdict_message(
@@ -305,7 +283,7 @@ def verdict_message(
         nav_fail_trap=int(summary.nav_fail_trap),
         first_view_decision=decision_code(summary.first_view_prediction)
         if summary.first_view_prediction is not None
-        else Verdict.DECISION_UNDECIDED,
+        else DECISION_UNDECIDED,
         step_predictions=[decision_code(value) for value in summary.step_predictions],
         visited_sectors=[int(sector) for sector in summary.visited_sectors],
         stop_reason=summary.stop_reason,
@@ -326,8 +304,8 @@ def failure_verdict(request_id: str, stop_reason: str, reason: str, stamp) -> Ve
     """A verdict that carries no answer: a refused goal, a timeout, a cancel or a backend error."""
     verdict = Verdict(
         request_id=request_id,
-        decision=Verdict.DECISION_FAILED,
-        first_view_decision=Verdict.DECISION_UNDECIDED,
+        decision=DECISION_FAILED,
+        first_view_decision=DECISION_UNDECIDED,
         stop_reason=stop_reason,
         failure_reason=reason,
         probability=math.nan,
