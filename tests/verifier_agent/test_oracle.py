@@ -9,18 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 from aiv_dataset import PInVerifyDataset
-from aiv_eval.research.oracle_audit import AuditError, AuditLibrary
+from aiv_dataset.privileged_truth import (
+    ABSENT,
+    InstanceTruth,
+    PrivilegedTruth,
+    PrivilegedTruthError,
+    TruthSlot,
+)
+from aiv_eval.research.oracle_audit import OracleEpisode, audit_episode
 from aiv_verifier.core.types import Attribute, Decision
 from aiv_verifier.verification.base import PrivilegedViewInfo, VerifierError, ViewInput
-from aiv_verifier.verification.oracle import (
-    ABSENT,
-    GroundTruthLibrary,
-    InstanceTruth,
-    NoiseModel,
-    NoisyOracleVerifier,
-    OracleVerifier,
-    TruthAttribute,
-)
+from aiv_verifier.verification.oracle import NoiseModel, NoisyOracleVerifier, OracleVerifier
 
 IMAGE = np.zeros((8, 8, 3), dtype=np.uint8)
 
@@ -59,7 +58,7 @@ def _objects(root: Path) -> list[dict]:
 
 
 def test_oracle_answers_own_attributes_yes_when_visible_and_unsure_when_hidden(micro_root: Path) -> None:
-    oracle = OracleVerifier(GroundTruthLibrary(micro_root))
+    oracle = OracleVerifier.for_dataset(micro_root)
     obj = _objects(micro_root)[0]
     view, capture, _ = _view(micro_root, obj["object_id"], obj["object_id"])
     items = [Attribute(a["name"], a["type"], 2, a["phrase"]) for a in obj["attributes"]]
@@ -72,7 +71,7 @@ def test_oracle_answers_own_attributes_yes_when_visible_and_unsure_when_hidden(m
 
 
 def test_oracle_matches_evidence_by_words_when_names_differ(micro_root: Path) -> None:
-    oracle = OracleVerifier(GroundTruthLibrary(micro_root))
+    oracle = OracleVerifier.for_dataset(micro_root)
     obj = _objects(micro_root)[0]
     view, capture, _ = _view(micro_root, obj["object_id"], obj["object_id"])
     visible = next(a for a in obj["attributes"] if a["name"] in capture["visible"])
@@ -83,7 +82,7 @@ def test_oracle_matches_evidence_by_words_when_names_differ(micro_root: Path) ->
 
 
 def test_oracle_says_no_to_a_sibling_that_differs_in_a_visible_attribute(micro_root: Path) -> None:
-    oracle = OracleVerifier(GroundTruthLibrary(micro_root))
+    oracle = OracleVerifier.for_dataset(micro_root)
     for obj in _objects(micro_root):
         for sibling in obj.get("family_members", []):
             if not list(micro_root.glob(f"privileged_gt/*/{sibling['object_id']}.json")):
@@ -100,7 +99,7 @@ def test_oracle_says_no_to_a_sibling_that_differs_in_a_visible_attribute(micro_r
 
 
 def test_oracle_is_unsure_on_trap_views_and_without_privileged_data(micro_root: Path) -> None:
-    oracle = OracleVerifier(GroundTruthLibrary(micro_root))
+    oracle = OracleVerifier.for_dataset(micro_root)
     obj = _objects(micro_root)[0]
     item = [Attribute(obj["attributes"][0]["name"], "color", 2, obj["attributes"][0]["phrase"])]
     for other in _objects(micro_root):
@@ -115,7 +114,7 @@ def test_oracle_is_unsure_on_trap_views_and_without_privileged_data(micro_root: 
 
 
 def test_noisy_oracle_is_deterministic_and_follows_its_rates(micro_root: Path) -> None:
-    oracle = OracleVerifier(GroundTruthLibrary(micro_root))
+    oracle = OracleVerifier.for_dataset(micro_root)
     obj = _objects(micro_root)[0]
     view, capture, _ = _view(micro_root, obj["object_id"], obj["object_id"])
     seen = [a for a in obj["attributes"] if a["name"] in capture["visible"]]
@@ -151,8 +150,10 @@ def test_noisy_oracle_is_deterministic_and_follows_its_rates(micro_root: Path) -
 
 
 def test_library_needs_privileged_ground_truth(tmp_path: Path) -> None:
-    with pytest.raises(VerifierError, match="privileged_gt"):
-        GroundTruthLibrary(tmp_path)
+    with pytest.raises(PrivilegedTruthError, match="privileged_gt"):
+        PrivilegedTruth(tmp_path)
+    with pytest.raises(VerifierError, match=r"privileged_gt.*dataset_root"):
+        OracleVerifier.for_dataset(tmp_path)
 
 
 def _older_generator_copy(micro_root: Path, tmp_path: Path) -> tuple[Path, str]:
@@ -169,11 +170,19 @@ def _older_generator_copy(micro_root: Path, tmp_path: Path) -> tuple[Path, str]:
 def test_ground_truth_from_an_older_generator_is_refused_naming_the_file(
     micro_root: Path, tmp_path: Path
 ) -> None:
+    """The one reader refuses the file; the oracle reports it as a verifier error (the episode fails with a
+    reason), the audit stops with the reader's error."""
     root, object_id = _older_generator_copy(micro_root, tmp_path)
-    with pytest.raises(VerifierError, match=rf"{object_id}\.json.*regenerate the dataset with aiv-capture"):
-        GroundTruthLibrary(root).instance(object_id)
-    with pytest.raises(AuditError, match=rf"{object_id}\.json.*regenerate the dataset with aiv-capture"):
-        AuditLibrary(root).instance(object_id)
+    refused = rf"{object_id}\.json.*regenerate the dataset with aiv-capture"
+    with pytest.raises(PrivilegedTruthError, match=refused):
+        PrivilegedTruth(root).instance(object_id)
+    view, _, _ = _view(root, object_id, object_id)
+    item = Attribute("body_color", "color", 2, "a red body")
+    with pytest.raises(VerifierError, match=refused):
+        OracleVerifier.for_dataset(root).verify(view, [item])
+    record = OracleEpisode("k", "positive", 1, Decision.YES, object_id, object_id, "ep", (item,), (), ())
+    with pytest.raises(PrivilegedTruthError, match=refused):
+        audit_episode(PrivilegedTruth(root), record)
 
 
 # ---- regressions: absence claims, absences the ground truth cannot locate, description items --------------
@@ -186,19 +195,18 @@ def _slot(
     parts: tuple[str, ...],
     view_dependent: bool = False,
     mention: str = "",
-) -> TruthAttribute:
-    return TruthAttribute(name, value, phrase, frozenset(parts), view_dependent, mention or phrase)
+) -> TruthSlot:
+    return TruthSlot(name, value, phrase, frozenset(parts), view_dependent, mention or phrase)
 
 
 def _instance(
-    object_id: str, attributes: list[TruthAttribute], absent: list[TruthAttribute], visible: list[str]
+    object_id: str, attributes: list[TruthSlot], absent: list[TruthSlot], visible: list[str]
 ) -> InstanceTruth:
     return InstanceTruth(
         object_id=object_id,
         category="mug",
-        attributes={a.name: a for a in attributes},
+        slots={a.name: a for a in (*attributes, *absent)},
         captures={"ep": {"s0_far": {"mask_meets_threshold": True, "visible": visible}}},
-        absent={a.name: a for a in absent},
     )
 
 
@@ -211,7 +219,7 @@ class _StubLibrary:
     def query_object_id(self, descriptions: object) -> str:
         return "q"
 
-    def instance(self, object_id: str) -> InstanceTruth:
+    def find(self, object_id: str) -> InstanceTruth:
         return self._by_id[object_id]
 
 
@@ -296,7 +304,7 @@ def test_oracle_description_items_check_the_main_colour_and_absence_phrases() ->
 
 
 def test_library_knows_absent_optional_attributes_and_how_descriptions_word_them(micro_root: Path) -> None:
-    library = GroundTruthLibrary(micro_root)
+    library = PrivilegedTruth(micro_root)
     for doc in _objects(micro_root):
         truth = library.instance(doc["object_id"])
         assert truth is not None
@@ -306,4 +314,24 @@ def test_library_knows_absent_optional_attributes_and_how_descriptions_word_them
             assert slot.value == ABSENT and slot.phrase.startswith("no ") and slot.parts
         main = next(a for a in doc["attributes"] if a["type"] == "color")
         assert truth.attributes[main["name"]].mention == main["value"]
+        # Every slot, catalogue order, as the audit walks them; an absence no description states has no mention.
+        assert list(truth.slots) == doc["slot_order"]
+        unstated = [slot for slot in truth.slots.values() if not slot.present and not slot.optional]
+        assert all(slot.mention == "" and slot.name not in truth.absent for slot in unstated)
     assert any(library.instance(doc["object_id"]).absent for doc in _objects(micro_root))
+
+
+def test_a_ground_truth_file_that_is_no_json_object_is_refused_naming_it(
+    micro_root: Path, tmp_path: Path
+) -> None:
+    root, object_id = _older_generator_copy(micro_root, tmp_path)
+    (path,) = root.glob(f"privileged_gt/*/{object_id}.json")
+    for text, why in (
+        ("{not json", "cannot read ground truth"),
+        ("[1, 2]", "ground truth is not a JSON object"),
+    ):
+        path.write_text(text)
+        with pytest.raises(PrivilegedTruthError, match=rf"{object_id}\.json: {why}"):
+            PrivilegedTruth(root).find(object_id)
+    with pytest.raises(PrivilegedTruthError, match="no ground truth for object 'nobody'"):
+        PrivilegedTruth(root).instance("nobody")

@@ -14,7 +14,7 @@ import numpy as np
 from aiv_dataset import PInVerifyDataset
 from aiv_verifier.core.types import Attribute, Decision
 from aiv_verifier.verification.base import PrivilegedViewInfo, ViewInput
-from aiv_verifier.verification.oracle import GroundTruthLibrary, OracleVerifier
+from aiv_verifier.verification.oracle import OracleVerifier
 
 IMAGE = np.zeros((8, 8, 3), dtype=np.uint8)
 
@@ -46,7 +46,7 @@ def _items(obj: dict) -> list[Attribute]:
 
 
 def test_live_visibility_answers_at_a_pose_no_capture_was_taken_from(micro_root: Path) -> None:
-    oracle = OracleVerifier(GroundTruthLibrary(micro_root))
+    oracle = OracleVerifier.for_dataset(micro_root)
     obj = _objects(micro_root)[0]
     items = _items(obj)
     shown_names = frozenset(item.name for item in items[::2])  # every other attribute in view
@@ -62,7 +62,7 @@ def test_live_visibility_answers_at_a_pose_no_capture_was_taken_from(micro_root:
 
 
 def test_live_visibility_uses_the_view_s_own_threshold_flag(micro_root: Path) -> None:
-    oracle = OracleVerifier(GroundTruthLibrary(micro_root))
+    oracle = OracleVerifier.for_dataset(micro_root)
     obj = _objects(micro_root)[0]
     items = _items(obj)
     every = frozenset(item.name for item in items)
@@ -74,7 +74,7 @@ def test_live_visibility_uses_the_view_s_own_threshold_flag(micro_root: Path) ->
 
 
 def test_live_visibility_says_no_to_another_object(micro_root: Path) -> None:
-    oracle = OracleVerifier(GroundTruthLibrary(micro_root))
+    oracle = OracleVerifier.for_dataset(micro_root)
     objects = _objects(micro_root)
     target = objects[0]
     other_category = next((o for o in objects if o["object_category"] != target["object_category"]), None)

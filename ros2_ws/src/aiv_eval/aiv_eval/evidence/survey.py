@@ -32,7 +32,7 @@ from aiv_verifier.core.evidential import view_quality, view_weight
 from aiv_verifier.core.types import Decision
 from aiv_verifier.detection.base import BoxMode, crop_view
 from aiv_verifier.query.types import QueryMode
-from aiv_verifier.verification.oracle import GroundTruthLibrary, OracleVerifier, claim_truth
+from aiv_verifier.verification.oracle import OracleVerifier, claim_truth
 
 from ..category_hint import benchmark_category_hint
 from ..env_port import frame_from_observation
@@ -116,8 +116,8 @@ def survey_pairs(
     )
     service = EpisodeService(env, descriptions)
     factory = AgentFactory.from_config(config)
-    library = GroundTruthLibrary(source.dataset_root)
-    oracle = OracleVerifier(library)
+    oracle = OracleVerifier.for_dataset(source.dataset_root)
+    library = oracle.library
     settings = factory.settings
     count = len(records) if limit is None else min(limit, len(records))
     for index in range(count):
@@ -130,8 +130,8 @@ def survey_pairs(
         query = factory.interpreter.interpret(
             start.descriptions, QueryMode(settings.query_mode), benchmark_category_hint(agent_flat, pair)
         )
-        query_truth = library.instance(pair.query_object_id)
-        target_truth = library.instance(pair.target_object_id)
+        query_truth = library.find(pair.query_object_id)
+        target_truth = library.find(pair.target_object_id)
         if query_truth is None or target_truth is None:
             stream.write(f"[survey] pair {index} skipped: no privileged ground truth for its objects\n")
             continue

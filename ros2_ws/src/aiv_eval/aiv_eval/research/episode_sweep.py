@@ -260,9 +260,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     oracle = None
     if args.audit or len(scenarios) > 1:
-        from aiv_verifier.verification.oracle import GroundTruthLibrary, OracleVerifier
+        from aiv_verifier.verification.oracle import OracleVerifier
 
-        oracle = OracleVerifier(GroundTruthLibrary(str(root)))
+        oracle = OracleVerifier.for_dataset(root)
     audit_oracle = oracle if args.audit else None
     verifier = MemoVerifier(ClassicalVerifier(params), args.perturb, audit_oracle)
     judge = PerfectKinds(verifier, oracle, args.perfect_answers)

@@ -5,12 +5,14 @@ re-derives, independently of :mod:`.oracle`, what every per-view answer should b
 wrong, so a study (``scripts/oracle_study.py``) can tell the oracle's or the agent's bugs apart from genuine
 limits of the task, and a test can assert that an oracle run is perfect on everything that was knowable.
 
-Definitions (all from ``privileged_gt/<split>/<object_id>.json``, which also lists the absent slots):
+Definitions (all from ``privileged_gt/<split>/<object_id>.json``, which also lists the absent slots, read by
+:mod:`aiv_dataset.privileged_truth` exactly as the oracle reads it):
 
-- every attribute slot of an instance's category/subtype is a :class:`GtAttribute`, present or absent (value
-  ``"none"``); ``mention`` is how the *specific* description states it: the phrase without its article, the
-  bare value for the object's main colour (it is written into the head noun phrase), and the catalogue's
-  absence phrase ("no logo on the fob") for an absent optional attribute;
+- every attribute slot of an instance's category/subtype is a :class:`~aiv_dataset.privileged_truth.TruthSlot`
+  of :attr:`InstanceTruth.slots`, present or absent (value ``"none"``); ``mention`` is how the *specific*
+  description states it: the phrase without its article, the bare value for the object's main colour (it is
+  written into the head noun phrase), and the catalogue's absence phrase ("no logo on the fob") for an absent
+  optional attribute;
 - the *deciding attributes* of a same-category pair are the slots whose values differ;
 - an attribute is *observable* in a capture when the target is clearly shown (mask over threshold) and either
   the target has it and the capture lists it as visible, or the target lacks it and a non-view-dependent,
@@ -24,21 +26,15 @@ Definitions (all from ``privileged_gt/<split>/<object_id>.json``, which also lis
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aiv_dataset.privileged_truth import ABSENT, InstanceTruth, PrivilegedTruth
 from aiv_verifier.core.types import Attribute, Decision
-from aiv_verifier.verification.gt_text import (
-    ABSENT,
-    PRIVILEGED_GT_DIR,
-    description_mention,
-    is_absence_claim,
-    mentions,
-)
 from aiv_verifier.verification.gt_text import content_words as _words
+from aiv_verifier.verification.gt_text import is_absence_claim, mentions
 
 MIN_ITEM_OVERLAP = 0.5
 _STOP = frozenset(
@@ -81,128 +77,21 @@ def content_words(text: str) -> frozenset[str]:
     return _words(text, _STOP)
 
 
-# ---- ground truth -------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GtAttribute:
-    name: str
-    type: str
-    value: str  # ABSENT when the instance lacks it
-    mention: str
-    parts: frozenset[str]
-    view_dependent: bool
-
-    @property
-    def present(self) -> bool:
-        return self.value != ABSENT
-
-    @property
-    def absence_locatable(self) -> bool:
-        """Whether the GT can tell when the place of this attribute is in view on an instance lacking it."""
-        return not self.view_dependent and not any(part.startswith("decal:") for part in self.parts)
-
-
-@dataclass(frozen=True)
-class GtInstance:
-    object_id: str
-    category: str
-    subtype: str
-    attributes: Mapping[str, GtAttribute]  # every slot of the category/subtype, catalogue order
-    captures: Mapping[str, Mapping[str, Mapping[str, Any]]]  # episode path -> capture tag -> visibility
-
-    def capture(self, episode_path: str, tag: str) -> Mapping[str, Any] | None:
-        return self.captures.get(episode_path, {}).get(tag)
-
-    def present(self) -> list[GtAttribute]:
-        return [attribute for attribute in self.attributes.values() if attribute.present]
-
-
-class AuditError(ValueError):
-    """A ground-truth file the audit cannot use (e.g. written by an older aiv-capture)."""
-
-
-def _instance_from_doc(doc: Mapping[str, Any], path: Path | str = "<ground truth>") -> GtInstance:
-    """Every attribute slot of an instance, present or absent, in catalogue order.
-
-    The slot order and the absent slots (with their absence phrases) come from the file's ``slot_order`` and
-    ``absent_attributes``, which the generator writes, so the audit needs no import of the generator. Files
-    from an older generator lack them and are refused with :class:`AuditError` naming ``path``.
-    """
-    missing = [key for key in ("absent_attributes", "slot_order") if key not in doc]
-    if missing:
-        raise AuditError(
-            f"oracle audit: ground truth {path} has no {' / '.join(missing)} (written by an older aiv-capture); "
-            "regenerate the dataset with aiv-capture"
-        )
-    subtype = str(doc.get("subtype", "default"))
-    records = {str(item["name"]): item for item in doc["attributes"]}
-    absent = {str(item["name"]): item for item in doc["absent_attributes"]}
-    main_colour = next((name for name, item in records.items() if item["type"] == "color"), None)
-    slot_names = [str(name) for name in doc["slot_order"]]
-    order = slot_names + [name for name in records if name not in frozenset(slot_names)]
-    slots: dict[str, GtAttribute] = {}
-    for name in order:
-        if name in records:
-            item = records[name]
-            value = str(item["value"])
-            mention = description_mention(name, value, str(item["phrase"]), main_colour)
-        elif name in absent:
-            item = absent[name]
-            value = ABSENT
-            mention = str(item["phrase"]) if item["optional"] else ""
-        else:
-            raise AuditError(
-                f"oracle audit: ground truth {path}: slot {name!r} is neither present nor absent"
-            )
-        slots[name] = GtAttribute(
-            name,
-            str(item["type"]),
-            value,
-            mention,
-            frozenset(item.get("parts", ())),
-            bool(item.get("view_dependent", False)),
-        )
-    return GtInstance(
-        str(doc["object_id"]), str(doc["object_category"]), subtype, slots, doc.get("captures", {})
-    )
-
-
-class AuditLibrary:
-    """Cached ground truth of a synthetic dataset, read straight from ``privileged_gt``."""
-
-    def __init__(self, dataset_root: str | Path) -> None:
-        self.root = Path(dataset_root)
-        self._paths = {path.stem: path for path in sorted((self.root / PRIVILEGED_GT_DIR).glob("*/*.json"))}
-        if not self._paths:
-            raise FileNotFoundError(f"no privileged ground truth under {self.root / PRIVILEGED_GT_DIR}")
-        self._cache: dict[str, GtInstance] = {}
-
-    def instance(self, object_id: str) -> GtInstance:
-        if object_id not in self._cache:
-            path = self._paths[object_id]
-            doc = json.loads(path.read_text(encoding="utf-8"))
-            self._cache[object_id] = _instance_from_doc(doc, path)
-        return self._cache[object_id]
-
-
 # ---- per-item reference answers -----------------------------------------------------------------------------
 
 
-def item_referents(item: Attribute, query: GtInstance) -> tuple[str, ...]:
+def item_referents(item: Attribute, query: InstanceTruth) -> tuple[str, ...]:
     """The query's ground-truth attributes a query item speaks about (empty: none the GT knows)."""
     if item.type == "other":
         return tuple(
-            a.name
-            for a in query.attributes.values()
-            if a.mention and mentions(item.evidence_phrase, a.mention)
+            a.name for a in query.slots.values() if a.mention and mentions(item.evidence_phrase, a.mention)
         )
     evidence = content_words(item.evidence_phrase)
     if not evidence:
         return ()
     negated = is_absence_claim(item.evidence_phrase)
     best, best_score = None, 0.0
-    for candidate in query.attributes.values():
+    for candidate in query.slots.values():
         if not candidate.mention or candidate.present == negated:
             continue
         words = content_words(candidate.mention)
@@ -212,25 +101,27 @@ def item_referents(item: Attribute, query: GtInstance) -> tuple[str, ...]:
     return (best,) if best is not None and best_score >= MIN_ITEM_OVERLAP else ()
 
 
-def observable(name: str, query: GtInstance, target: GtInstance, capture: Mapping[str, Any] | None) -> bool:
+def observable(
+    name: str, query: InstanceTruth, target: InstanceTruth, capture: Mapping[str, Any] | None
+) -> bool:
     """Whether ``capture`` (of ``target``) shows whether ``target`` has query attribute ``name`` as the query."""
     if capture is None or not capture.get("mask_meets_threshold", False):
         return False
     visible = frozenset(capture.get("visible", ()))
-    on_target = target.attributes.get(name)
+    on_target = target.slots.get(name)
     if on_target is not None and on_target.present:
         return name in visible
-    slot = on_target if on_target is not None else query.attributes[name]
+    slot = on_target if on_target is not None else query.slots[name]
     if not slot.absence_locatable:
         return False
     return any(
         other.present and other.name in visible and other.parts & slot.parts
-        for other in target.attributes.values()
+        for other in target.slots.values()
     )
 
 
 def reference_answer(
-    name: str, query: GtInstance, target: GtInstance, capture: Mapping[str, Any] | None
+    name: str, query: InstanceTruth, target: InstanceTruth, capture: Mapping[str, Any] | None
 ) -> Decision:
     """What a perfect verifier answers about query attribute ``name`` from ``capture``."""
     if capture is None or not capture.get("mask_meets_threshold", False):
@@ -239,13 +130,13 @@ def reference_answer(
         return Decision.NO
     if not observable(name, query, target, capture):
         return Decision.UNSURE
-    on_target = target.attributes.get(name)
+    on_target = target.slots.get(name)
     target_value = on_target.value if on_target is not None else ABSENT
-    return Decision.YES if target_value == query.attributes[name].value else Decision.NO
+    return Decision.YES if target_value == query.slots[name].value else Decision.NO
 
 
 def reference_item_answer(
-    item: Attribute, query: GtInstance, target: GtInstance, capture: Mapping[str, Any] | None
+    item: Attribute, query: InstanceTruth, target: InstanceTruth, capture: Mapping[str, Any] | None
 ) -> Decision:
     """A perfect verifier's answer to a query item: No if any referent visibly differs, Yes if all match."""
     if capture is None or not capture.get("mask_meets_threshold", False):
@@ -354,7 +245,7 @@ def _verified(record: OracleEpisode) -> list[StepRecord]:
     return [step for step in record.steps if step.verified]
 
 
-def audit_episode(library: AuditLibrary, record: OracleEpisode) -> EpisodeAudit:
+def audit_episode(library: PrivilegedTruth, record: OracleEpisode) -> EpisodeAudit:
     query = library.instance(record.query_id)
     target = library.instance(record.target_id)
 
@@ -494,8 +385,8 @@ def audit_episode(library: AuditLibrary, record: OracleEpisode) -> EpisodeAudit:
 
 def _deciding(
     record: OracleEpisode,
-    query: GtInstance,
-    target: GtInstance,
+    query: InstanceTruth,
+    target: InstanceTruth,
     referents: Mapping[str, tuple[str, ...]],
     capture: Any,
     all_tags: tuple[str, ...],
@@ -503,8 +394,8 @@ def _deciding(
     if query.category != target.category:
         return
     texts = record.descriptions
-    for name, slot in query.attributes.items():
-        other = target.attributes.get(name)
+    for name, slot in query.slots.items():
+        other = target.slots.get(name)
         target_value = other.value if other is not None else ABSENT
         if slot.value == target_value:
             continue
@@ -627,5 +518,5 @@ def run_oracle_episodes(
 
 
 def audit_run(dataset_root: str | Path, records: Sequence[OracleEpisode]) -> list[EpisodeAudit]:
-    library = AuditLibrary(dataset_root)
+    library = PrivilegedTruth(dataset_root)
     return [audit_episode(library, record) for record in records]

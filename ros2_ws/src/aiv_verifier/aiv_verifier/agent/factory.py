@@ -165,14 +165,14 @@ def build_verifier(
             raise ConfigError(str(error)) from error
         return ClassicalVerifier(params)
     if backend in PRIVILEGED_VERIFIERS:
-        from ..verification.oracle import GroundTruthLibrary, NoiseModel, NoisyOracleVerifier, OracleVerifier
+        from ..verification.oracle import NoiseModel, NoisyOracleVerifier, OracleVerifier
 
         root = str(section.get("dataset_root", "") or "")
         if not root:
             raise ConfigError(
                 f"verifier.backend {backend!r} needs verifier.dataset_root (a synthetic dataset)"
             )
-        oracle = OracleVerifier(GroundTruthLibrary(root))
+        oracle = OracleVerifier.for_dataset(root)
         if backend == "oracle":
             return oracle
         noise = _section(section, "noise")

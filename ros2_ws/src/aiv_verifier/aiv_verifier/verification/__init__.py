@@ -13,11 +13,10 @@ from .base import (
     check_answers,
     unsure_for_all,
 )
-from .oracle import GroundTruthLibrary, NoiseModel, NoisyOracleVerifier, OracleVerifier
+from .oracle import NoiseModel, NoisyOracleVerifier, OracleVerifier
 
 __all__ = [
     "AttributeAnswer",
-    "GroundTruthLibrary",
     "NoiseModel",
     "NoisyOracleVerifier",
     "OracleVerifier",

@@ -3,11 +3,12 @@
 They exist for studies, not deployment: with a perfect per-view verifier, what accuracy and step count do the
 tracker, fusion and next-best-view strategies reach, and how fast does that degrade as per-view answers get
 noisy (:class:`NoisyOracleVerifier`)? Both read ``privileged_gt/<split>/<object_id>.json`` written by the
-capture pipeline (per-instance attribute values and phrases, per-capture visible attributes) and need the
-privileged view channel (which object is shown, from which capture). A live source that renders any pose (the
-robot stand-in) measures the visible attributes and the mask-over-threshold flag on the view itself and sends
-them along (:attr:`.base.PrivilegedViewInfo.visible_attributes`); the oracles then use those instead of a
-capture look-up, so they also answer at poses no capture was taken from.
+capture pipeline (per-instance attribute values and phrases, per-capture visible attributes) through
+:mod:`aiv_dataset.privileged_truth`, the one reader of those files, and need the privileged view channel
+(which object is shown, from which capture). A live source that renders any pose (the robot stand-in) measures
+the visible attributes and the mask-over-threshold flag on the view itself and sends them along
+(:attr:`.base.PrivilegedViewInfo.visible_attributes`); the oracles then use those instead of a capture look-up,
+so they also answer at poses no capture was taken from.
 
 How a query item is judged:
 - the query object is found by matching the request's descriptions against the dataset's description db
@@ -27,23 +28,30 @@ How a query item is judged:
   article, the main colour's bare value, absence phrases): any visible mismatch ⇒ No, all mentioned visible and
   matching ⇒ Yes, otherwise Unsure.
 
-:mod:`.oracle_audit` re-derives these answers independently from the same ground truth (studies, tests).
+:mod:`aiv_eval.research.oracle_audit` re-derives these answers independently from the same ground truth (studies,
+tests), read by the same reader.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
+
+from aiv_dataset.privileged_truth import (
+    InstanceTruth,
+    PrivilegedTruth,
+    PrivilegedTruthError,
+    TruthSlot,
+)
 
 from ..claims import OBJECT_CLAIM_KEY, OBJECT_CLAIM_VALUE
 from ..core.seeding import seeded_rng
 from ..core.types import Attribute, Decision
 from .base import AttributeAnswer, PerViewVerifier, VerifierError, ViewInput, check_answers, unsure_for_all
-from .gt_text import ABSENT, PRIVILEGED_GT_DIR, description_mention, is_absence_claim, mentions
 from .gt_text import content_words as _words
+from .gt_text import is_absence_claim, mentions
 
 _STOP_WORDS = frozenset(
     {"a", "an", "the", "on", "of", "in", "with", "and", "its", "it", "around", "at", "to"}
@@ -56,143 +64,7 @@ def _content_words(text: str) -> frozenset[str]:
     return _words(text, _STOP_WORDS)
 
 
-@dataclass(frozen=True)
-class TruthAttribute:
-    """One attribute slot of an instance; ``value`` is :data:`ABSENT` for an optional attribute it lacks.
-
-    ``phrase`` is the GT phrase (the absence phrase for an absent one); ``mention`` how the specific description
-    words it (phrase without article, the bare value for the main colour, the absence phrase).
-    """
-
-    name: str
-    value: str
-    phrase: str
-    parts: frozenset[str]
-    view_dependent: bool = False
-    mention: str = ""
-
-    @property
-    def present(self) -> bool:
-        return self.value != ABSENT
-
-    @property
-    def absence_locatable(self) -> bool:
-        """Whether a capture can show that an instance lacks it (its place is known from a shared part)."""
-        return not self.view_dependent and not any(part.startswith("decal:") for part in self.parts)
-
-
-@dataclass(frozen=True)
-class InstanceTruth:
-    """Ground truth of one synthetic instance (only what the oracles need)."""
-
-    object_id: str
-    category: str
-    attributes: Mapping[str, TruthAttribute]
-    captures: Mapping[
-        str, Mapping[str, Any]
-    ]  # episode_path -> capture tag -> {visible, mask_meets_threshold}
-    absent: Mapping[str, TruthAttribute] = field(default_factory=dict)  # optional attributes it lacks
-
-    def capture(self, episode_path: str, capture_tag: str) -> Mapping[str, Any] | None:
-        return self.captures.get(episode_path, {}).get(capture_tag)
-
-
-class GroundTruthLibrary:
-    """Lazy, cached access to the per-instance ground truth and to description → object id resolution."""
-
-    def __init__(self, dataset_root: str | Path) -> None:
-        self.root = Path(dataset_root)
-        gt_dir = self.root / PRIVILEGED_GT_DIR
-        if not gt_dir.is_dir():
-            raise VerifierError(
-                f"oracle verifier: {gt_dir} does not exist; the oracles need a synthetic dataset written by "
-                "aiv-capture (set the verifier's dataset_root parameter to it)"
-            )
-        self._paths = {path.stem: path for path in sorted(gt_dir.glob("*/*.json"))}
-        self._cache: dict[str, InstanceTruth] = {}
-        self._by_descriptions = self._load_description_index()
-
-    def _load_description_index(self) -> dict[tuple[str, ...], str]:
-        from aiv_dataset.layout import PInVerifyDataset
-
-        db = PInVerifyDataset(self.root).load_descriptions()
-        if db is None:
-            raise VerifierError(f"oracle verifier: no description db under {self.root}")
-        index: dict[tuple[str, ...], str] = {}
-        for object_id in db:
-            index.setdefault(_normalised(db.descriptions_for(object_id)), object_id)
-        return index
-
-    def query_object_id(self, descriptions: Sequence[str]) -> str | None:
-        return self._by_descriptions.get(_normalised(descriptions))
-
-    def instance(self, object_id: str) -> InstanceTruth | None:
-        if object_id in self._cache:
-            return self._cache[object_id]
-        path = self._paths.get(object_id)
-        if path is None:
-            return None
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            items = list(data["attributes"])
-            main_colour = next((str(item["name"]) for item in items if item["type"] == "color"), None)
-            attributes = {}
-            for item in items:
-                name, value, phrase = str(item["name"]), str(item["value"]), str(item["phrase"])
-                attributes[name] = TruthAttribute(
-                    name,
-                    value,
-                    phrase,
-                    frozenset(item.get("parts", ())),
-                    bool(item.get("view_dependent", False)),
-                    description_mention(name, value, phrase, main_colour),
-                )
-            truth = InstanceTruth(
-                object_id=object_id,
-                category=str(data["object_category"]),
-                attributes=attributes,
-                captures=data.get("captures", {}),
-                absent=_absent_attributes(data, path),
-            )
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise VerifierError(f"oracle verifier: cannot read ground truth {path}: {error}") from error
-        self._cache[object_id] = truth
-        return truth
-
-
-def _absent_attributes(data: Mapping[str, Any], path: Path) -> dict[str, TruthAttribute]:
-    """The optional attributes an instance lacks, as the generator recorded them in ``absent_attributes``.
-
-    The phrase is the absence phrase the specific description uses ("no logo on the back"); reading it from
-    the file keeps the verifier free of the generator. A file without the field comes from an older
-    aiv-capture and cannot answer absence claims, so it is refused instead of silently judged without them.
-    """
-    if "absent_attributes" not in data:
-        raise VerifierError(
-            f"oracle verifier: ground truth {path} has no 'absent_attributes' (written by an older aiv-capture); "
-            "regenerate the dataset with aiv-capture"
-        )
-    absent = {}
-    for item in data["absent_attributes"]:
-        if not item["optional"]:
-            continue
-        name, phrase = str(item["name"]), str(item["phrase"])
-        absent[name] = TruthAttribute(
-            name,
-            ABSENT,
-            phrase,
-            frozenset(item.get("parts", ())),
-            bool(item.get("view_dependent", False)),
-            phrase,
-        )
-    return absent
-
-
-def _normalised(descriptions: Sequence[str]) -> tuple[str, ...]:
-    return tuple(" ".join(text.split()) for text in descriptions)
-
-
-def _match_truth_attribute(attribute: Attribute, query: InstanceTruth) -> TruthAttribute | None:
+def _match_truth_attribute(attribute: Attribute, query: InstanceTruth) -> TruthSlot | None:
     """The query attribute an item speaks about; absence claims only match attributes the query lacks."""
     pool = query.absent if is_absence_claim(attribute.evidence_phrase) else query.attributes
     if attribute.name in pool:
@@ -213,9 +85,23 @@ class OracleVerifier:
 
     name: ClassVar[str] = "oracle"
 
-    def __init__(self, library: GroundTruthLibrary) -> None:
+    def __init__(self, library: PrivilegedTruth) -> None:
         self.library = library
         self._calls = 0
+
+    @classmethod
+    def for_dataset(cls, dataset_root: str | Path) -> OracleVerifier:
+        """The oracle over ``dataset_root``'s privileged ground truth and description db, both checked now so
+        that a verifier pointed at the wrong dataset is refused at start, not at its first view."""
+        try:
+            library = PrivilegedTruth(dataset_root)
+            library.load_description_index()
+        except PrivilegedTruthError as error:
+            raise VerifierError(
+                f"oracle verifier: {error}; the oracles need a synthetic dataset written by aiv-capture "
+                "(set the verifier's dataset_root parameter to it)"
+            ) from error
+        return cls(library)
 
     @property
     def model_calls(self) -> int:
@@ -228,9 +114,12 @@ class OracleVerifier:
         privileged = view.privileged
         if privileged is None:
             return unsure_for_all(attributes, "oracle: no privileged ground truth for this view")
-        query_id = self.library.query_object_id(view.descriptions)
-        query = self.library.instance(query_id) if query_id else None
-        target = self.library.instance(privileged.target_object_id)
+        try:
+            query_id = self.library.query_object_id(view.descriptions)
+            query = self.library.find(query_id) if query_id else None
+            target = self.library.find(privileged.target_object_id)
+        except PrivilegedTruthError as error:
+            raise VerifierError(f"oracle verifier: {error}") from error
         if query is None or target is None:
             return unsure_for_all(attributes, "oracle: query or target object not in the ground truth")
         if privileged.visible_attributes is not None:  # measured on this very view (a live render)
@@ -309,7 +198,7 @@ class OracleVerifier:
         )
 
 
-def _compare(truth: TruthAttribute, target: InstanceTruth, visible: frozenset[str]) -> Decision:
+def _compare(truth: TruthSlot, target: InstanceTruth, visible: frozenset[str]) -> Decision:
     """Yes/No when the capture shows the attribute (or the part where it would be), else Unsure.
 
     ``truth`` is the query's slot (present, or absent for an absence claim)."""
@@ -352,7 +241,7 @@ def claim_truth(item: Attribute, query: InstanceTruth, target: InstanceTruth) ->
     return None if truth is None else _holds(truth, target)
 
 
-def _holds(truth: TruthAttribute, target: InstanceTruth) -> bool:
+def _holds(truth: TruthSlot, target: InstanceTruth) -> bool:
     on_target = target.attributes.get(truth.name)
     if on_target is None:
         return not truth.present
