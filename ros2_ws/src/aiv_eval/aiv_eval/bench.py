@@ -32,6 +32,7 @@ from .memory import PssSampler
 from .pairs import demo_pair_names
 from .ros_mode import ManagedNode, RosEvaluation
 from .spec import EvalSpec
+from .stage_times import format_breakdown, read_stage_seconds
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ class ModeTiming:
     verifier_calls: int = 0
     #: Peak PSS of each process's tree (the process and its children), sampled; absent names were not seen.
     peak_pss_mib: dict[str, float] = field(default_factory=dict)
+    #: The stage sums from the run's log (:mod:`.stage_times`); empty when its log has none.
+    stage_seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def episodes_per_s(self) -> float:
@@ -65,6 +68,7 @@ def _timing(
     peaks: dict[str, float],
     code: int | None,
     pss: dict[str, float] | None = None,
+    log: Path | None = None,
 ) -> ModeTiming:
     lines = (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
     records = [json.loads(line) for line in lines]
@@ -80,6 +84,7 @@ def _timing(
         peak_rss_mib=peaks,
         exit_code=code,
         peak_pss_mib=dict(pss or {}),
+        stage_seconds=read_stage_seconds(log) if log is not None else {},
     )
 
 
@@ -95,7 +100,7 @@ def run_in_process_child(params: Path, overrides: list[str], run_dir: Path, log:
         code = child.wait(timeout_s=24 * 3600.0)
     total = time.perf_counter() - started
     return _timing(
-        "in-process", run_dir, total, {name: child.peak_rss_kib / 1024.0}, code, sampler.peak_mib()
+        "in-process", run_dir, total, {name: child.peak_rss_kib / 1024.0}, code, sampler.peak_mib(), log
     )
 
 
@@ -122,6 +127,7 @@ def run_ros(spec: EvalSpec, log: Path, *, record_bags: bool = False, label: str 
         named(result.peak_rss_mib),
         result.evaluator_exit_code,
         named(sampler.peak_mib()),
+        log,
     )
 
 
@@ -199,6 +205,7 @@ def format_report(
     ratio = ros.ms_per_step / inproc.ms_per_step if inproc.ms_per_step else float("nan")
     lines.append(f"ROS / in-process time per step: {ratio:.2f}x")
     lines.append(f"ROS overhead per step: {ros.ms_per_step - inproc.ms_per_step:+.1f} ms")
+    lines += format_breakdown(ros.stage_seconds, inproc.stage_seconds, ros.ms_per_step - inproc.ms_per_step)
     lines.append(f"identical results.jsonl in both modes: {'yes' if identical else 'NO'}")
     if pairs is not None:
         speed_up = pairs.episodes_per_s / ros.episodes_per_s if ros.episodes_per_s else float("nan")

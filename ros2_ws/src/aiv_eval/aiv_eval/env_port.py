@@ -11,7 +11,10 @@ the same episode, configuration and seed both paths produce the same steps and v
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
+from aiv_models.timing import StageClock
 from aiv_offline_sim.environment import Observation, PInVerifyEnv
 from aiv_offline_sim.episode_service import EpisodeService, EpisodeStart, camera_matrix
 from aiv_verifier.agent.factory import NO_OVERRIDES, AgentFactory, GoalOverrides
@@ -75,12 +78,15 @@ class EnvPort:
     The service's current observation is the only frame there is, so the request's stamp is not needed; the
     observation itself says the step, sector and whether the last move failed. A move the service refuses,
     or whose view cannot be shown, is a ``REJECTED`` report with the simulator's message, as over ROS.
+    ``clock`` gets the wall time of each frame (``inprocess.frame``) and move (``inprocess.move``): the work
+    the ROS path does in the simulator and the verifier's port, for ``aiv-eval bench``'s breakdown.
     """
 
-    def __init__(self, service: EpisodeService, start: EpisodeStart) -> None:
+    def __init__(self, service: EpisodeService, start: EpisodeStart, clock: StageClock | None = None) -> None:
         self.service = service
         self.start = start
         self.observation = start.observation
+        self.clock = StageClock() if clock is None else clock
 
     @classmethod
     def open(cls, env: PInVerifyEnv, index: int, slice_start: int = 0) -> EnvPort:
@@ -90,10 +96,15 @@ class EnvPort:
         return cls(service, service.start(index=index, slice_start=slice_start))
 
     def frame(self, request: FrameRequest) -> ViewFrame:
-        return frame_from_observation(self.observation, self.service.image_of(self.observation))
+        started = time.perf_counter()
+        frame = frame_from_observation(self.observation, self.service.image_of(self.observation))
+        self.clock.add("inprocess.frame", started)
+        return frame
 
     def move(self, direction: str) -> MoveReport:
+        started = time.perf_counter()
         reply = self.service.move(direction)
+        self.clock.add("inprocess.move", started)
         if reply.observation is not None:
             self.observation = reply.observation
         return MoveReport(

@@ -11,6 +11,7 @@ message naming the step, which the evaluator records as an infrastructure failur
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,6 +74,9 @@ class EpisodeRun:
     start: StartEpisode.Response
     verdict: Verdict
     feedback: list[StepReport] = field(default_factory=list)
+    #: Wall seconds of the client's round trips (``start_episode``, ``verify_goal``: goal sent -> accepted,
+    #: ``verify_result``: accepted -> result), for ``aiv-eval bench``'s breakdown of the ROS path.
+    seconds: dict[str, float] = field(default_factory=dict)
 
 
 class RosEpisodeClient:
@@ -155,7 +159,9 @@ class RosEpisodeClient:
         return start
 
     def _run(self, request: EpisodeRequest, cancel_when: Callable[[], bool] | None = None) -> EpisodeRun:
+        started = time.perf_counter()
         start = self._start(request)
+        seconds = {"start_episode": time.perf_counter() - started}
         feedback: list[StepReport] = []
         goal = VerifyInstance.Goal(
             request_id=start.episode_key,
@@ -169,6 +175,7 @@ class RosEpisodeClient:
             start_stamp=start.frame_stamp,
             start_sector=int(start.start_sector),
         )
+        started = time.perf_counter()
         server_alive = action_server_watch(self.node, self.verify_action)
         sent = self.verify.send_goal_confirmed(
             goal,
@@ -181,7 +188,10 @@ class RosEpisodeClient:
             raise EpisodeInfrastructureError("the verifier did not acknowledge the goal")
         if not sent.accepted:
             raise EpisodeInfrastructureError("the verifier refused the goal")
+        seconds["verify_goal"] = time.perf_counter() - started
+        started = time.perf_counter()
         response = sent.result(self.verdict_timeout_s, server_alive, "the verifier", cancel_when=cancel_when)
         if response is None:
             raise EpisodeInfrastructureError(f"no verdict within {self.verdict_timeout_s} s")
-        return EpisodeRun(start=start, verdict=response.result.verdict, feedback=feedback)
+        seconds["verify_result"] = time.perf_counter() - started
+        return EpisodeRun(start=start, verdict=response.result.verdict, feedback=feedback, seconds=seconds)

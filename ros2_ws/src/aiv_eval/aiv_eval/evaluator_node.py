@@ -26,7 +26,7 @@ import signal
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
@@ -53,6 +53,7 @@ from .crop_thumbnails import CropWriter
 from .episode_client import (
     EpisodeInfrastructureError,
     EpisodeRequest,
+    EpisodeRun,
     EpisodeStartRefusedError,
     RosEpisodeClient,
     ServersUnavailableError,
@@ -71,6 +72,7 @@ from .pairs import (
 )
 from .parameters import EVALUATOR_PARAMETERS
 from .scoring import failure_record, record_from_verdict, start_refused_reason, verifier_failed_reason
+from .stage_times import STEPS, stage_line
 
 SIM_PARAMETERS = (*SIM_IDENTITY_KEYS, "dataset_root", "privileged_output")
 PARAMETER_ATTEMPTS = 3
@@ -148,6 +150,8 @@ class EvaluatorNode(Node):
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self._status: _RunStatus = {"done": 0, "total": 0, "infra_failures": 0, "last_error": ""}
         self._status_lock = threading.Lock()
+        #: Seconds per stage over the answered episodes (and their steps), for the closing stage line.
+        self.stage_seconds: defaultdict[str, float] = defaultdict(float)
         self.create_timer(1.0, self.publish_diagnostics)
 
     def _make_pair(self, name: str) -> Pair:
@@ -306,6 +310,7 @@ class EvaluatorNode(Node):
         when the pair's servers are not there at all."""
         key = pair_key(job.pair)
         descriptions: tuple[str, ...] = ()
+        run: EpisodeRun | None = None
         # The hint follows the *running* verifier's agent.kind (read above), by the in-process mode's rule.
         request = EpisodeRequest(
             episode_key=key,
@@ -361,11 +366,30 @@ class EvaluatorNode(Node):
                 attempts=job.attempt,
             )
         with self._status_lock:
+            if record.is_ok and run is not None:
+                self._add_stage_seconds(run)
             self._status["done"] += int(record.is_ok)
             self._status["infra_failures"] += int(not record.is_ok)
             if not record.is_ok:
                 self._status["last_error"] = record.failure_reason or ""
         return record
+
+    def _add_stage_seconds(self, run: EpisodeRun) -> None:
+        """Sum an answered episode's round trips and the verifier's ``ros.*`` stages (for ``aiv-eval bench``;
+        called under the status lock)."""
+        seconds = self.stage_seconds
+        for name, value in run.seconds.items():
+            seconds[f"evaluator.{name}"] += value
+        verdict = run.verdict
+        seconds["verifier.elapsed"] += float(verdict.elapsed_s)
+        for timing in verdict.timings:
+            if timing.stage.startswith("ros."):
+                seconds[f"verifier.{timing.stage}"] += float(timing.seconds)
+            elif not timing.stage.startswith("calls:"):  # the agent's own stages
+                seconds[f"agent.{timing.stage}"] += float(timing.seconds)
+            if timing.stage == "ros.frame_decode":
+                seconds["verifier.frames"] += int(timing.calls)
+        seconds[STEPS] += int(verdict.steps)
 
     # -- diagnostics ----------------------------------------------------------------------------------------
 
@@ -453,6 +477,8 @@ def main(args: list[str] | None = None) -> int:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+    if node is not None:
+        print(stage_line("evaluator", node.stage_seconds), file=sys.stderr)
     print(
         f"evaluator: {outcome.selected} selected, {outcome.resumed} already recorded, {outcome.ran_now} run now, "
         f"{len(outcome.failed_keys)} infrastructure failures; results in {outcome.run_dir}",

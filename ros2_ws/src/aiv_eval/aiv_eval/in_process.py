@@ -18,6 +18,9 @@ slice that selects no pair, a description file that leads outside the dataset ro
 from __future__ import annotations
 
 import sys
+import threading
+import time
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -27,6 +30,7 @@ from aiv_dataset.errors import DatasetError
 from aiv_dataset.index_records import PairRecord
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_dataset.query_rules import description_problem
+from aiv_models.timing import StageClock
 from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import (
     EpisodeRequestError,
@@ -43,6 +47,7 @@ from .in_flight import PerThread, in_flight_problem, shared_detector
 from .loop import EmptySelectionError, EpisodeJob, LoopOutcome, evaluate_index, selected_range
 from .scoring import failure_record, record_from_session, start_refused_reason, verifier_failed_reason
 from .spec import EvalSpec, SpecError
+from .stage_times import STEPS, stage_line
 
 
 @dataclass(frozen=True)
@@ -150,9 +155,16 @@ def run_in_process(
             attempts=job.attempt,
         )
 
+    # What this mode spends on the simulator's side of an episode, summed over the answered ones (the stage
+    # line at the end; aiv-eval bench sets it against the ROS path's, see stage_times).
+    stage_seconds: defaultdict[str, float] = defaultdict(float)
+    stage_lock = threading.Lock()
+
     def run_episode(job: EpisodeJob) -> EpisodeRecord:
         worker: _Worker = workers.get()
         service, factory, crops = worker.service, worker.factory, worker.crops
+        clock = StageClock()
+        started = time.perf_counter()
         # The checks the ROS mode meets before an episode runs, in its order: the simulator's StartEpisode
         # (the query it may hand out, loading the episode's files, decoding the first view: the service is the
         # simulator node's own core), then the verifier's goal check (DECISION_FAILED, stop reason "rejected").
@@ -160,6 +172,7 @@ def run_in_process(
             start = service.start(index=job.index, slice_start=slice_start)
         except EpisodeRequestError as error:
             return refused(job, (), start_refused_reason(str(error)))
+        clock.add("inprocess.start", started)
         problem = description_problem(start.descriptions, max_descriptions, max_description_chars)
         if problem is not None:
             return refused(job, start.descriptions, verifier_failed_reason("rejected", problem))
@@ -167,7 +180,7 @@ def run_in_process(
             # The agent is seeded with the simulator's opaque pair key and told the category the evaluator node
             # sends in its goal, exactly as the verifier node is.
             session, trace, summary = play_episode(
-                EnvPort(service, start),
+                EnvPort(service, start, clock),
                 factory,
                 episode_key=start.key,
                 category_hint=benchmark_category_hint(agent_flat, job.pair),
@@ -187,6 +200,12 @@ def run_in_process(
                     )
                     for entry in trace.entries
                 ]
+            with stage_lock:
+                for stage, seconds in clock.seconds.items():
+                    stage_seconds[stage] += seconds
+                for stage, seconds in session.clock.seconds.items():  # the agent's own, as in a Verdict
+                    stage_seconds[f"agent.{stage}"] += seconds
+                stage_seconds[STEPS] += len(trace.entries)
             return record_from_session(
                 index=job.index,
                 pair=job.pair,
@@ -208,7 +227,7 @@ def run_in_process(
                 attempts=job.attempt,
             )
 
-    return evaluate_index(
+    outcome = evaluate_index(
         run_dir=spec.run_dir,
         run_config=spec.run_config(code_version),
         records=records,
@@ -218,6 +237,8 @@ def run_in_process(
         stream=stream,
         episodes_in_flight=in_flight,
     )
+    stream.write(stage_line("aiv-eval", stage_seconds) + "\n")
+    return outcome
 
 
 @dataclass(frozen=True)

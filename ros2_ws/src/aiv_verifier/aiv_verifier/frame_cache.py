@@ -50,6 +50,11 @@ class FrameEntry:
     ground_truth: Any = None
     detections: Any = None
     received_at: float = 0.0
+    decode_s: float = 0.0
+    """Seconds spent turning the camera message into ``image`` (the ROS path's per-frame cost, for timings)."""
+    arrival_s: float = 0.0
+    """Seconds from the image's stamp to its message reaching the reader (building, serialising, transport
+    and deserialising on one clock; 0 when unknown)."""
     detections_by_query: dict[str, Any] = field(default_factory=dict)
     """The newest detections per text query they were computed for ("" = the detector did not say);
     ``detections`` is the newest of them all."""
@@ -135,8 +140,17 @@ class FrameCache:
         ahead = stamp_ns - now
         return StampAhead(stamp_ns, ahead) if ahead > self._max_ahead_ns else None
 
-    def put_image(self, stamp_ns: int, image: np.ndarray | None, error: str = "") -> StampAhead | None:
-        """Store an image (or why it cannot be decoded) under its stamp.
+    def put_image(
+        self,
+        stamp_ns: int,
+        image: np.ndarray | None,
+        error: str = "",
+        *,
+        decode_s: float = 0.0,
+        arrival_s: float = 0.0,
+    ) -> StampAhead | None:
+        """Store an image (or why it cannot be decoded) under its stamp; ``decode_s`` and ``arrival_s`` are kept
+        with it for the per-stage timings (see :class:`FrameEntry`).
 
         Returns None when it is the newest frame now; a :class:`StampAhead` when its stamp is too far ahead of
         the clock, in which case it is kept for requests naming its stamp and the newest frame stays as it was.
@@ -145,6 +159,7 @@ class FrameCache:
         with self._condition:
             entry = self._entry(stamp_ns)
             entry.image, entry.image_error = image, error
+            entry.decode_s, entry.arrival_s = decode_s, arrival_s
             if ahead is None:
                 self._newest = stamp_ns
             else:

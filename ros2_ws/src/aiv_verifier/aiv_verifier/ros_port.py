@@ -9,6 +9,7 @@ privileged inputs, bounded waits on a move server that may have died, and per-st
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from aiv_common.move_outcomes import outcome_from_code
 from aiv_common.stamps import nanoseconds_to_stamp, stamp_to_nanoseconds
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import StepReport
+from aiv_models.timing import StageClock
 from rclpy.node import Node
 
 from .agent.port import FrameRequest, FrameUnavailable, FrameUnusable, MoveCancelled, MoveFailed, MoveReport
@@ -146,22 +148,34 @@ class MoveChannel:
     server_wait_s: float
     timeout_s: float
 
-    def request(self, direction: str, cancel_when: Callable[[], bool] = lambda: False) -> Any:
+    def request(
+        self,
+        direction: str,
+        cancel_when: Callable[[], bool] = lambda: False,
+        clock: StageClock | None = None,
+    ) -> Any:
         """The MoveToSector result of one move; raises :class:`MoveFailed` saying why there is none.
 
         While the move is under way ``cancel_when`` is checked every ``CANCEL_CHECK_S``: once true, the move goal
         is cancelled (the robot adapter then stops the base) and :class:`MoveCancelled` is raised at once.
+        ``clock``, when given, gets the move's round trips: ``ros.move_setup`` (the server check before the
+        goal), ``ros.move_goal`` (goal sent -> accepted) and ``ros.move_result`` (accepted -> result).
         """
+        clock = StageClock() if clock is None else clock
+        started = time.perf_counter()
         if not self.client.wait_for_server(self.server_wait_s):
             raise MoveFailed(f"no MoveToSector server within {self.server_wait_s:.1f} s")
         server_alive = action_server_watch(self.node, self.action_name)
+        clock.add("ros.move_setup", started)
         try:
+            started = time.perf_counter()
             sent = self.client.send_goal_confirmed(
                 MoveToSector.Goal(direction=direction),
                 timeout_s=self.timeout_s,
                 alive=server_alive,
                 what="the move server",
             )
+            clock.add("ros.move_goal", started)
             if sent is None:
                 raise MoveFailed(f"the move goal was not acknowledged within {self.timeout_s:.1f} s")
             if not sent.accepted:
@@ -169,7 +183,9 @@ class MoveChannel:
             if cancel_when():
                 sent.cancel()
                 raise MoveCancelled("the move was cancelled as soon as the server accepted it")
+            started = time.perf_counter()
             response = sent.result(self.timeout_s, server_alive, "the move server", cancel_when=cancel_when)
+            clock.add("ros.move_result", started)
             if response is None:
                 raise MoveFailed(f"no move result within {self.timeout_s:.1f} s")
         except GoalCancelled as error:
@@ -183,7 +199,10 @@ class RosEpisodePort:
     """One VerifyInstance request's port. ``report_step`` is the loop's step hook: it publishes the step as
     goal feedback, on the step topic through ``publish_step`` (what a session recorder needs: action feedback
     is not a topic) and, through ``publish_debug``, as a debug image, and keeps it for the Verdict's
-    transcript in ``reports``."""
+    transcript in ``reports``. ``clock`` holds what the ROS path costs per step (``ros.*`` stages: waiting for
+    a frame and making the agent's view of it, its decoding and arrival, the move round trips, publishing the
+    step), which the node adds to the Verdict's timings so that ``aiv-eval bench`` can say where the ROS
+    path's extra time goes."""
 
     def __init__(
         self,
@@ -201,16 +220,23 @@ class RosEpisodePort:
         self.publish_debug = publish_debug
         self.publish_step = publish_step
         self.reports: list[StepReport] = []
+        self.clock = StageClock()
         self._image_stamp: Any = None  # header stamp of the frame the agent saw last
 
     def frame(self, request: FrameRequest) -> ViewFrame:
+        started = time.perf_counter()
         entry = self.frames.wait(request.stamp)
         frame = view_frame(entry, request, self.frames.focal_for(entry))
         self._image_stamp = nanoseconds_to_stamp(entry.stamp_ns)
+        self.clock.add("ros.frame", started)
+        # Measured where the message arrived (the node's topic thread), kept with the frame.
+        for stage, seconds in (("ros.frame_decode", entry.decode_s), ("ros.frame_arrival", entry.arrival_s)):
+            self.clock.seconds[stage] = self.clock.seconds.get(stage, 0.0) + seconds
+            self.clock.calls[stage] = self.clock.calls.get(stage, 0) + 1
         return frame
 
     def move(self, direction: str) -> MoveReport:
-        result = self.moves.request(direction, cancel_when=self.cancelled)
+        result = self.moves.request(direction, cancel_when=self.cancelled, clock=self.clock)
         return MoveReport(
             outcome=outcome_from_code(result.outcome),
             trap_view=bool(result.trap_view),
@@ -224,6 +250,11 @@ class RosEpisodePort:
         return bool(self.goal_handle.is_cancel_requested) or self.stopping()
 
     def report_step(self, frame: ViewFrame, entry: TraceEntry[AgentStep]) -> None:
+        started = time.perf_counter()
+        self._report_step(frame, entry)
+        self.clock.add("ros.step_report", started)
+
+    def _report_step(self, frame: ViewFrame, entry: TraceEntry[AgentStep]) -> None:
         if self.publish_debug is not None:
             self.publish_debug(frame, entry.step)
         report = step_report(entry.step, self._image_stamp, entry.move_result, entry.trap_view)

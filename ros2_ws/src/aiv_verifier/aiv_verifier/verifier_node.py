@@ -108,6 +108,8 @@ REQUEST_QOS = QoSProfile(
 
 #: Seconds between two warnings about images stamped too far ahead of the clock (each one is counted).
 STAMP_AHEAD_WARNING_PERIOD_S = 10.0
+#: A frame's stamp-to-arrival time above this is not a transport time (a bag's or a simulated clock's stamp).
+ARRIVAL_PLAUSIBLE_S = 60.0
 #: ``detections_type: auto``: seconds between two looks at the type the detections topic's publishers offer.
 DETECTIONS_TYPE_CHECK_S = 0.5
 
@@ -276,10 +278,22 @@ class VerifierNode(Node):
         self._put_frame(message, lambda compressed: compressed_to_rgb(compressed.format, compressed.data))
 
     def _put_frame(self, message: Image | CompressedImage, decode: Callable[[Any], Any]) -> None:
-        """Decode a camera message once and file it by stamp (an undecodable one is filed with its error)."""
+        """Decode a camera message once and file it by stamp (an undecodable one is filed with its error).
+
+        The decode time and how long the message took from its stamp to here (on the wall clock, the one the
+        simulator stamps with; 0 when the stamp is not from it, e.g. a bag's) go with the frame into the
+        request's ``ros.*`` timings, so the cost of the ROS path is measured where it is paid."""
+        reached = time.time_ns()
         stamp = stamp_to_nanoseconds(message.header.stamp)
+        arrival_s = (reached - stamp) / 1e9
+        if not 0.0 <= arrival_s < ARRIVAL_PLAUSIBLE_S:
+            arrival_s = 0.0
         try:
-            ahead = self.frames.put_image(stamp, decode(message))
+            started = time.perf_counter()
+            image = decode(message)
+            ahead = self.frames.put_image(
+                stamp, image, decode_s=time.perf_counter() - started, arrival_s=arrival_s
+            )
         except (ImageConversionError, ValueError) as error:
             self._note_bad_message(f"image at {stamp} ns: {error}")
             ahead = self.frames.put_image(stamp, None, error=str(error))
@@ -470,6 +484,10 @@ class VerifierNode(Node):
 
         if trace.cancelled:
             return self._finish_cancelled(goal_handle, request_id, trace.failure_reason, port, session)
+        # The ROS path's own stages travel in the Verdict's timings beside the agent's.
+        for stage, seconds in port.clock.seconds.items():
+            session.clock.seconds[stage] = session.clock.seconds.get(stage, 0.0) + seconds
+            session.clock.calls[stage] = session.clock.calls.get(stage, 0) + port.clock.calls.get(stage, 0)
         summary = summarize(session, trace)
         last_rows = session.steps[-1].attributes if session.steps else ()
         verdict = verdict_message(
