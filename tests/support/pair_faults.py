@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from aiv_common.qos import VERIFY_REQUEST_QOS
 from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import StepReport
-from aiv_verifier.verifier_node import REQUEST_QOS
 from rclpy.node import Node
 
 
@@ -29,7 +29,8 @@ class VerifierKiller:
             prefix = f"/{pair}" if pair else ""
             node.create_subscription(
                 VerifyInstance.Goal, f"{prefix}/verifier/requests",
-                lambda goal, pair=pair: self.serving.__setitem__(pair, goal.episode_key), REQUEST_QOS,
+                lambda goal, pair=pair: self.serving.__setitem__(pair, goal.episode_key),
+                VERIFY_REQUEST_QOS.to_profile(),
             )  # fmt: skip
             node.create_subscription(
                 VerifyInstance.Impl.FeedbackMessage, f"{prefix}/verify_instance/_action/feedback",

@@ -36,6 +36,7 @@ import yaml
 from aiv_common.action_waits import RenewableActionClient
 from aiv_common.move_outcomes import outcome_code
 from aiv_common.parameter_spec import parameter_defaults
+from aiv_common.qos import LATCHED_FRAME
 from aiv_dataset.vocabulary import MoveOutcome
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import Detection2DArray, GroundTruthView, Verdict
@@ -44,7 +45,6 @@ from rclpy.action import ActionServer, GoalResponse
 from rclpy.context import Context
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from rosbags.rosbag2 import Reader
 from sensor_msgs.msg import CameraInfo, Image
@@ -67,12 +67,7 @@ DEFAULT_EPISODE_TIMEOUT_S = 300.0
 
 #: Frames go out as the simulator publishes them: reliable and latched (depth 1), which every subscriber QoS the
 #: verifier may be configured with accepts, and which a verifier that subscribes late still receives.
-_LATCHED = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=1,
-    reliability=ReliabilityPolicy.RELIABLE,
-    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-)
+_LATCHED = LATCHED_FRAME.to_profile()
 
 
 def _time(ns: int) -> Time:

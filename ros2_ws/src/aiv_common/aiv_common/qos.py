@@ -68,11 +68,19 @@ class QoSSettings:
         )
 
 
-# Per-pose camera frames: a late subscriber (a verifier started after the simulator) still gets the
-# current view, and there is only ever one relevant frame.
-LATCHED_FRAME = QoSSettings(
+#: One current message, reliable and latched: a node that subscribes later still receives the one that holds.
+LATCHED_CURRENT = QoSSettings(
     reliability="reliable", durability="transient_local", history="keep_last", depth=1
 )
+# Per-pose camera frames: a late subscriber (a verifier started after the simulator) still gets the
+# current view, and there is only ever one relevant frame.
+LATCHED_FRAME = LATCHED_CURRENT
+#: The detection query topic: the verifier publishes the phrase it wants boxes for, a detector node started
+#: later still gets the current one. Publisher and subscriber live in different nodes, so the QoS lives here.
+DETECTION_QUERY_QOS = LATCHED_CURRENT
+#: The verification request topic (``verifier/requests``): the verifier publishes the request it serves; the
+#: robot adapter, a session recorder and the evaluator's pair supervisor, joining late, still see it.
+VERIFY_REQUEST_QOS = LATCHED_CURRENT
 
 
 def qos_parameter_specs(prefix: str, default: QoSSettings) -> tuple[ParameterSpec, ...]:

@@ -40,7 +40,7 @@ from aiv_common.action_waits import SentGoal, ServerLostError, action_server_wat
 from aiv_common.move_outcomes import outcome_code
 from aiv_common.parameter_spec import ParameterError
 from aiv_common.parameters import declare_parameter_table, start_node
-from aiv_common.qos import qos_settings_from
+from aiv_common.qos import LATCHED_CURRENT, VERIFY_REQUEST_QOS, qos_settings_from
 from aiv_common.stamps import nanoseconds_to_stamp, stamp_to_nanoseconds
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from geometry_msgs.msg import PoseStamped, Twist
@@ -49,7 +49,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
 from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Empty, String
@@ -58,15 +58,10 @@ from .geometry import Pose2D, quaternion_from_yaw, yaw_from_quaternion
 from .mover import MoveFault, MoveResult, NavStatus, PoseSample, SectorMover, UnknownStatus, status_from_text
 from .parameters import ADAPTER_PARAMETERS, CAMERA_QOS, move_settings
 
-#: The verifier's request topic QoS (reliable, latched, depth 1: see aiv_verifier.verifier_node.REQUEST_QOS).
-REQUEST_QOS = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=1,
-    reliability=ReliabilityPolicy.RELIABLE,
-    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-)
+#: The verifier's request topic, as the verifier publishes it.
+REQUEST_QOS = VERIFY_REQUEST_QOS.to_profile()
 #: Object pose: latched, so a pose published once before the adapter started still arrives.
-OBJECT_QOS = REQUEST_QOS
+OBJECT_QOS = LATCHED_CURRENT.to_profile()
 #: Robot pose / odometry / goal status: the usual sensor-style depth, reliable or best-effort publishers.
 STATE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
 GOAL_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE)

@@ -45,14 +45,13 @@ import rclpy
 from aiv_common.image_conversion import ImageConversionError, imgmsg_to_rgb, numpy_to_imgmsg
 from aiv_common.parameter_spec import ParameterError, ParameterSpec
 from aiv_common.parameters import declare_parameter_table, start_node
-from aiv_common.qos import LATCHED_FRAME, qos_parameter_specs, qos_settings_from
+from aiv_common.qos import DETECTION_QUERY_QOS, LATCHED_FRAME, qos_parameter_specs, qos_settings_from
 from aiv_interfaces.msg import Detection2D, Detection2DArray
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from PIL import Image as PilImage
 from PIL import ImageDraw
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import String
 
@@ -72,14 +71,6 @@ try:  # optional: the interfaces most ROS perception stacks consume; not install
     _vision: Any = importlib.import_module("vision_msgs.msg")
 except ImportError:
     _vision = None
-
-#: QoS of the query topic: reliable and latched, so the current query reaches a detector that starts later.
-QUERY_QOS = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=1,
-    reliability=ReliabilityPolicy.RELIABLE,
-    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-)
 
 NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("image_topic", "camera/image_raw", "camera images (any 8-bit colour or mono encoding)"),
@@ -277,7 +268,9 @@ class DetectorNode(Node):
         else:
             self.create_subscription(Image, str(values["image_topic"]), self.on_frame, frame_qos)
         if values["query_topic"]:
-            self.create_subscription(String, str(values["query_topic"]), self.on_query, QUERY_QOS)
+            self.create_subscription(
+                String, str(values["query_topic"]), self.on_query, DETECTION_QUERY_QOS.to_profile()
+            )
         self.create_timer(1.0, self.publish_diagnostics)
         self._worker = threading.Thread(target=self._work, name="detector-model", daemon=True)
         self._worker.start()

@@ -57,7 +57,7 @@ from aiv_common.action_waits import RenewableActionClient
 from aiv_common.image_conversion import ImageConversionError, imgmsg_to_rgb, numpy_to_imgmsg
 from aiv_common.parameter_spec import ParameterError
 from aiv_common.parameters import declare_parameter_table, start_node
-from aiv_common.qos import qos_settings_from
+from aiv_common.qos import DETECTION_QUERY_QOS, VERIFY_REQUEST_QOS, qos_settings_from
 from aiv_common.stamps import stamp_to_nanoseconds
 from aiv_dataset.query_rules import description_problem
 from aiv_dataset.vocabulary import SECTOR_COUNT
@@ -68,7 +68,6 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 from std_msgs.msg import String
@@ -83,7 +82,6 @@ from .config_schema import config_parameter_defaults, nested_config
 from .debug_view import compose_debug_view
 from .detection.base import BoxMode
 from .detection.grounding_dino import grounding_query
-from .detector_node import QUERY_QOS
 from .frame_cache import NANOS_PER_SECOND, FrameCache, StampAhead
 from .parameters import FRAME_QOS, check_verifier_values, verifier_parameters
 from .ros_messages import (
@@ -97,14 +95,6 @@ from .ros_messages import (
 )
 from .ros_port import FrameSource, MoveChannel, RosEpisodePort
 from .verification.base import VerifierError
-
-#: QoS of the request topic: reliable and latched (the request being served reaches a recorder that joins late).
-REQUEST_QOS = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=1,
-    reliability=ReliabilityPolicy.RELIABLE,
-    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-)
 
 #: Seconds between two warnings about images stamped too far ahead of the clock (each one is counted).
 STAMP_AHEAD_WARNING_PERIOD_S = 10.0
@@ -215,12 +205,14 @@ class VerifierNode(Node):
                 self.create_timer(DETECTIONS_TYPE_CHECK_S, self._follow_detections_type)
             if values["detection_query_topic"]:
                 self.detection_query_pub = self.create_publisher(
-                    String, str(values["detection_query_topic"]), QUERY_QOS
+                    String, str(values["detection_query_topic"]), DETECTION_QUERY_QOS.to_profile()
                 )
         self.verdict_pub = self.create_publisher(Verdict, verdict_topic, 10)
         # What a session recorder needs besides the camera: the request (latched, so a recorder that joins
         # late still gets the one being served) and every step with its move and outcome.
-        self.request_pub = self.create_publisher(VerifyInstance.Goal, request_topic, REQUEST_QOS)
+        self.request_pub = self.create_publisher(
+            VerifyInstance.Goal, request_topic, VERIFY_REQUEST_QOS.to_profile()
+        )
         self.step_pub = self.create_publisher(StepReport, step_topic, 50)
         self.debug_pub = self.create_publisher(Image, debug_topic, 1)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
