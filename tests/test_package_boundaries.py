@@ -16,6 +16,13 @@
 - Only node modules import rclpy; the ROS-free cores stay importable without a ROS installation.
 - Model libraries (torch, transformers, peft) are imported only inside functions of the backends that use them:
   no module imports them at its top level, so importing the verifier never loads torch.
+- The in-process evaluation (``aiv_eval.in_process`` and every project module it can reach, lazy imports
+  included) imports no ROS module: no rclpy, rosidl, message package, aiv_interfaces, node or message
+  conversion module. The only ROS imports on that graph are the lazy ones inside the ROS helpers of
+  ``aiv_common`` (building a QoS profile, declaring parameters on a node), which the in-process path never
+  calls; ``tests/evaluator/test_in_process_without_ros.py`` checks the same on a real run.
+- A node module (one that defines an rclpy Node) imports no other node module: what two nodes share (QoS of the
+  topic between them, parameter tables, message conversions) lives in a module of its own.
 """
 
 from __future__ import annotations
@@ -192,3 +199,155 @@ def test_every_module_imports_first_without_an_import_cycle(package: str) -> Non
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "", done.stdout
+
+
+# ---- the in-process evaluation path, and nodes ------------------------------------------------------------------
+
+#: Top-level names of ROS itself and of its generated interfaces.
+ROS_TOP_LEVELS = {
+    "rclpy",
+    "aiv_interfaces",
+    "rcl_interfaces",
+    "launch",
+    "launch_ros",
+    "rosbag2_py",
+    "rpyutils",
+}
+#: Project modules that exist to talk ROS (message conversions, the node-side episode port).
+ROS_PROJECT_MODULES = {"aiv_verifier.ros_messages", "aiv_verifier.ros_port"}
+#: Modules on the in-process graph whose functions for nodes import ROS lazily (building a QoS profile,
+#: declaring parameters): their lazy imports are not followed, and are the only ROS imports allowed on the graph.
+LAZY_ROS_HELPERS = {"aiv_common.qos"}
+
+
+def _is_ros(name: str) -> bool:
+    top = name.split(".")[0]
+    return (
+        top in ROS_TOP_LEVELS
+        or top.startswith(("rosidl", "rmw"))
+        or top.endswith(("_msgs", "_srvs"))
+        or name in ROS_PROJECT_MODULES
+        or name in NODE_MODULES
+    )
+
+
+def _module_file(name: str) -> Path | None:
+    """The source file of a project module (or package), None for anything outside the project."""
+    parts = name.split(".")
+    if parts[0] not in PROJECT_PACKAGES:
+        return None
+    stem = SRC / parts[0] / Path(*parts)
+    if stem.with_suffix(".py").is_file():
+        return stem.with_suffix(".py")
+    return stem / "__init__.py" if (stem / "__init__.py").is_file() else None
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).parts[1:])
+    parts[-1] = parts[-1].removesuffix(".py")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(name: str, path: Path, *, module_level_only: bool = False) -> set[str]:
+    """Absolute names a module imports (relative imports resolved; ``from m import x`` gives m and m.x, since x
+    may be a submodule): anywhere, or only in statements that run at import (not inside a function)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+    def statements(body: list[ast.stmt]):
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and module_level_only:
+                continue
+            yield node
+            yield from statements(
+                [child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt)]
+            )
+
+    names: set[str] = set()
+    for node in statements(tree.body):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            names.add(module)
+            names.update(f"{module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _reachable(start: str) -> dict[str, Path]:
+    """Every project module ``start`` can load, following imports anywhere in a module (lazy ones too, except in
+    :data:`LAZY_ROS_HELPERS`) and the packages above each module."""
+    seen: dict[str, Path] = {}
+    todo = [start]
+    while todo:
+        name = todo.pop()
+        path = _module_file(name)
+        if name in seen or path is None:
+            continue
+        seen[name] = path
+        parts = name.split(".")
+        todo.extend(".".join(parts[:end]) for end in range(1, len(parts)))
+        todo.extend(_imports(name, path, module_level_only=name in LAZY_ROS_HELPERS))
+    return seen
+
+
+def _node_modules() -> set[str]:
+    """Modules that define an rclpy Node subclass."""
+    found = set()
+    for package in PROJECT_PACKAGES:
+        for path in _modules(package):
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            bases = [base for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for base in node.bases]
+            if any(getattr(base, "id", getattr(base, "attr", "")) == "Node" for base in bases):
+                found.add(_module_name(path))
+    return found
+
+
+NODE_MODULES = _node_modules()
+
+
+def test_the_node_modules_are_found() -> None:
+    assert {
+        "aiv_verifier.verifier_node",
+        "aiv_verifier.detector_node",
+        "aiv_eval.evaluator_node",
+    } <= NODE_MODULES
+
+
+def test_the_in_process_evaluation_reaches_no_ros_module() -> None:
+    graph = _reachable("aiv_eval.in_process")
+    assert {
+        "aiv_eval.scoring",
+        "aiv_eval.transcripts",
+        "aiv_verifier.agent.factory",
+        "aiv_common.qos",
+    } <= set(graph)
+    assert sorted(name for name in graph if _is_ros(name)) == []
+    lazy_or_not = {
+        name: sorted(imported for imported in _imports(name, path) if _is_ros(imported))
+        for name, path in graph.items()
+    }
+    assert {
+        name: found for name, found in lazy_or_not.items() if found and name not in LAZY_ROS_HELPERS
+    } == {}
+    at_import = {
+        name: sorted(
+            imported for imported in _imports(name, path, module_level_only=True) if _is_ros(imported)
+        )
+        for name, path in graph.items()
+    }
+    assert {name: found for name, found in at_import.items() if found} == {}
+
+
+def test_no_node_module_imports_another_node_module() -> None:
+    offenders = {
+        name: sorted(
+            imported for imported in _imports(name, _module_file(name) or Path()) if imported in NODE_MODULES
+        )
+        for name in NODE_MODULES
+    }
+    assert {name: found for name, found in offenders.items() if found} == {}
