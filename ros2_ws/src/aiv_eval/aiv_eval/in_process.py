@@ -237,7 +237,7 @@ def run_in_process(
         stream=stream,
         episodes_in_flight=in_flight,
     )
-    stream.write(stage_line("aiv-eval", stage_seconds) + "\n")
+    stream.write(stage_line("aiv-eval timing", stage_seconds) + "\n")  # a diagnostic, not a message
     return outcome
 
 
