@@ -8,7 +8,7 @@
    stopping, T = 6). The run is resumable: running the command again finishes an interrupted run, or only
    prints the result of a finished one. With more than one CPU core, several simulator + verifier pairs serve
    the run at once (``--pairs``; default: one per core this process may use, while the available memory holds
-   600 MiB per pair, at most 8); the records are the same with any number of pairs.
+   700 MiB per pair, at most 8); the records are the same with any number of pairs.
 3. Prints the metrics table, the report path and the time it took.
 
 Extra arguments go to ``aiv-eval run`` (e.g. ``--set evaluator.slice_end=24`` or ``--mode inprocess``).
