@@ -249,3 +249,34 @@ def test_a_failure_stops_what_comes_after_it_and_sets_stopping() -> None:
     clean = threading.Event()
     assert list(run_in_flight([1, 2], lambda item: item, 2, ahead=1, stopping=clean)) == [(1, 1), (2, 2)]
     assert not clean.is_set()
+
+
+# -- aiv-eval bench's pair rows ------------------------------------------------------------------------------
+
+
+def test_bench_prints_the_main_job_with_one_and_n_pairs_beside_what_it_printed_before() -> None:
+    from aiv_eval.bench import ModeTiming, format_report
+
+    def timing(mode: str, loop_s: float, total_s: float, rss: dict[str, float]) -> ModeTiming:
+        return ModeTiming(mode, 48, 240, loop_s, total_s, rss, 0, verifier_calls=94)
+
+    inproc = timing("in-process", 20.0, 21.0, {"aiv-eval (in-process)": 300.0})
+    one = timing("ROS", 24.0, 26.0, {"verifier": 400.0, "evaluator": 120.0})
+    two = timing("ROS 2 pairs", 15.0, 19.0, {"pair0/verifier (2 pairs)": 410.0, "evaluator (2 pairs)": 130.0})
+    before = format_report(inproc, one, identical=True)
+    assert "| measure | in-process | ROS (3 nodes) |" in before and "no run with more pairs" in before
+    report = format_report(inproc, one, True, two, 2, pairs_identical=True)
+    assert "| measure | in-process | ROS (3 nodes) | ROS, 2 pairs (5 nodes) |" in report
+    assert "| evaluation loop (s) | 20.00 | 24.00 | 15.00 |" in report
+    assert "| episodes per second | 2.400 | 2.000 | 3.200 |" in report
+    assert "| pair0/verifier (2 pairs) | 410 | n/a |" in report and "| evaluator | 120 | n/a |" in report
+    assert (
+        "main job over ROS, 1 pair vs 2 pairs: evaluation loop 24.00 s vs 15.00 s, whole command 26.00 s vs "
+        "19.00 s, 2.000 vs 3.200 episodes/s" in report
+    )
+    assert "2 pairs / 1 pair episodes per second: 1.60x" in report
+    assert "identical results.jsonl with 1 and 2 pairs: yes" in report
+    assert "identical results.jsonl with 1 and 2 pairs: NO" in format_report(inproc, one, True, two, 2, False)
+    # Everything the one-pair report printed is still there, in the same order.
+    kept = [line for line in before.splitlines() if "no run with more pairs" not in line and "|" not in line]
+    assert [line for line in report.splitlines() if line in kept] == kept
