@@ -22,10 +22,10 @@ setup:  ## create .venv, install pinned ROS 2 wheels + deps, build ros2_ws, writ
 ros2-tools: setup  ## install `ros2`, `ros2 launch` and vision_msgs / nav2_msgs / tf2_msgs from ROS2_UPSTREAM (not needed with apt ROS 2)
 	@bash scripts/install_ros2_tools.sh $(ROS2_UPSTREAM)
 
-demo: setup  ## the main job: offline evaluation over ROS (3 nodes), metrics table + report (ARGS=... to aiv-eval run)
+demo: setup  ## the main job: offline evaluation over ROS, one verifier pair per core, metrics table + report (ARGS=... to the script)
 	@$(RUN) python scripts/offline_eval.py $(ARGS)
 
-bench: setup  ## ROS path vs in-process path on the first 48 val pairs: time per step, episodes/s, peak memory
+bench: setup  ## ROS path vs in-process path, and 1 vs N verifier pairs, on the first 48 val pairs: time per step, episodes/s, peak memory
 	@$(RUN) python -m aiv_synth.cli ensure-default --out data/pv_synthetic_default && \
 	  python -m aiv_eval.cli bench ros2_ws/src/aiv_verifier/config/offline_eval.yaml \
 	  --dataset data/pv_synthetic_default --set evaluator.slice_end=48 $(ARGS)
