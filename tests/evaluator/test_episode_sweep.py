@@ -208,5 +208,5 @@ def test_an_audit_without_privileged_ground_truth_is_refused_in_one_line(
         args = ["--dataset", str(copy), "--index", "val/pv_index_all.jsonl", *extra, "--limit", "1"]
         assert sweep_main(args) == 2
         err = capsys.readouterr().err.strip()
-        assert err.startswith("episode_sweep: error: ") and "privileged_gt does not exist" in err
+        assert err.startswith("episode_sweep: error: ") and "privileged_gt: does not exist" in err
         assert len(err.splitlines()) == 1

@@ -101,7 +101,7 @@ def test_a_verifier_that_refuses_its_backend_stops_the_run_with_its_reason(
     assert completed.returncode == 2, completed.stdout + completed.stderr
     line = _error_line(completed.stderr)
     assert line.startswith("verifier refused its configuration")
-    assert "verifier: oracle verifier: tiny/privileged_gt does not exist" in line and "dataset_root" in line
+    assert "verifier: oracle verifier: tiny/privileged_gt: does not exist" in line and "dataset_root" in line
     assert "restarting" not in completed.stderr
 
 

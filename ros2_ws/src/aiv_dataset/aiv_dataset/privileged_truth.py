@@ -173,8 +173,8 @@ class PrivilegedTruth:
         directory = self.root / PRIVILEGED_GT_DIR
         if not directory.is_dir():
             raise PrivilegedTruthError(
-                f"{directory} does not exist: no privileged ground truth (a synthetic dataset written by "
-                "aiv-capture has it)"
+                "does not exist: no privileged ground truth (a synthetic dataset written by aiv-capture has it)",
+                path=directory,
             )
         self._paths = {path.stem: path for path in sorted(directory.glob("*/*.json"))}
         if not self._paths:
