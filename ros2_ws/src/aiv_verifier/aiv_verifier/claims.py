@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # only for annotations: importing aiv_verifier.core here would close a cycle (core -> claims)
+# Only for annotations: importing aiv_verifier.core at run time would close a cycle (core -> claims -> core).
+if TYPE_CHECKING:
     from .core.types import Attribute
 
 #: Claim kinds of attribute items (colour claims split: a body colour is checked on the whole object, a
