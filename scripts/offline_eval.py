@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from aiv_eval.pairs import demo_pair_count, demo_pair_names, pair_count_argument
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATASET = REPO / "data" / "pv_synthetic_default"
 PARAMS = (
@@ -44,16 +46,6 @@ def ensure_default_dataset() -> Path:
     return DEFAULT_DATASET
 
 
-def _pair_count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= 64:
-        raise argparse.ArgumentTypeError(f"{text!r} is no pair count; expected an integer from 1 to 64")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -66,13 +58,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--pairs",
-        type=_pair_count,
+        type=pair_count_argument,
         default=None,
         help="simulator + verifier pairs run at once (default: one per CPU core, at most 8, memory allowing)",
     )
     args, passthrough = parser.parse_known_args(argv)
-    from aiv_eval.pairs import demo_pair_count, demo_pair_names
-
     pairs = args.pairs if args.pairs is not None else demo_pair_count()
     rule = "--pairs" if args.pairs is not None else "one per CPU core, at most 8, memory allowing"
     print(f"[main] simulator + verifier pairs: {pairs} ({rule})", flush=True)

@@ -149,20 +149,16 @@ def bench_detector_batching(
         variants[("forward", size)] = batched_forward
         differences[size] = f"max |logit diff| {logit_diff:.1e}, max |box diff| {box_diff:.1e}"
     timed = _rounds(variants, repeats, sync, items)
-    result = BatchBenchResult(
+    return _timed_result(
         "detector",
         f"grounding_dino from {model_dir} on {detector.device} ({_dtype(detector.dtype)}); {items} frames "
         f"{FRAME_SHAPE[1]}x{FRAME_SHAPE[0]} of different content, caption {prepared[0].caption!r}, "
         f"median of {repeats} interleaved rounds",
         "frame",
-        timed["alone"],
-        timed["alone forward"],
-        differences=differences,
+        timed,
+        batch_sizes,
+        differences,
     )
-    for size in batch_sizes:
-        result.batched_ms[size] = timed[size]
-        result.batched_forward_ms[size] = timed[("forward", size)]
-    return result
 
 
 def bench_embedding_batching(
@@ -217,15 +213,29 @@ def bench_embedding_batching(
         variants[("forward", size)] = batched_forward
         differences[size] = f"max |score diff| {difference:.1e}"
     timed = _rounds(variants, repeats, sync, items)
-    result = BatchBenchResult(
+    return _timed_result(
         name,
         f"{model.model_type} from {model_dir} on {model.device} ({_dtype(model.dtype)}); {items} crops "
         f"{CROP_SIDE}x{CROP_SIDE} of different content, {len(texts)} texts embedded once, median of {repeats} "
         "interleaved rounds",
         "crop",
-        timed["alone"],
-        timed["alone forward"],
-        differences=differences,
+        timed,
+        batch_sizes,
+        differences,
+    )
+
+
+def _timed_result(
+    name: str,
+    description: str,
+    unit: str,
+    timed: dict[Any, float],
+    batch_sizes: Sequence[int],
+    differences: dict[int, str],
+) -> BatchBenchResult:
+    """One model's row from its interleaved rounds: one at a time, then each batch size (whole path, forward)."""
+    result = BatchBenchResult(
+        name, description, unit, timed["alone"], timed["alone forward"], differences=differences
     )
     for size in batch_sizes:
         result.batched_ms[size] = timed[size]

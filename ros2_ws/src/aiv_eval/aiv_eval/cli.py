@@ -31,6 +31,7 @@ from .evidence.trust_table import add_trust_table_subcommand
 from .interchange.cli import add_interchange_subcommands
 from .llm_bench import add_llm_bench_subcommand
 from .model_bench import add_bench_models_subcommand
+from .pairs import pair_count_argument
 from .spec import EvalSpec, SpecError
 
 
@@ -234,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--pairs",
-        type=_pair_count,
+        type=pair_count_argument,
         help="also run over ROS with this many simulator + verifier pairs (default: make demo's rule, one per "
         "CPU core, at most 8, memory allowing; 1 = no such run)",
     )
@@ -247,16 +248,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_trust_pool_subcommand(sub)
     add_interchange_subcommands(sub)
     return parser
-
-
-def _pair_count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= 64:
-        raise argparse.ArgumentTypeError(f"{text!r} is no pair count; expected an integer from 1 to 64")
-    return value
 
 
 def _terminate(signum: int, _frame: object) -> None:

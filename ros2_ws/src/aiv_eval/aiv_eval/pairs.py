@@ -259,8 +259,28 @@ class PairPool(Generic[P]):
             self._condition.notify_all()
 
 
+#: The most pairs a command line may ask for.
+MAX_PAIRS_ARGUMENT = 64
+
+
+def pair_count_argument(text: str) -> int:
+    """argparse type of a ``--pairs N`` option: an integer from 1 to :data:`MAX_PAIRS_ARGUMENT`."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_PAIRS_ARGUMENT:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is no pair count; expected an integer from 1 to {MAX_PAIRS_ARGUMENT}"
+        )
+    return value
+
+
 __all__ = [
     "MAX_DEMO_PAIRS",
+    "MAX_PAIRS_ARGUMENT",
     "PAIR_MEMORY_MIB",
     "NoPairAvailableError",
     "PairNotReady",
@@ -271,5 +291,6 @@ __all__ = [
     "demo_pair_names",
     "in_pair",
     "node_namespace",
+    "pair_count_argument",
     "parse_pairs",
 ]
