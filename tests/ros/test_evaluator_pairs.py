@@ -21,33 +21,16 @@ from aiv_dataset.layout import PInVerifyDataset
 from aiv_eval.in_process import run_in_process
 from aiv_eval.pairs import in_pair
 from aiv_eval.ros_mode import RosEvaluation, absolute_paths
-from aiv_eval.spec import EvalSpec
 from aiv_offline_sim.episode_service import pair_key
-from support.eval_specs import oracle_veto_spec
 from support.pair_faults import VerifierKiller
 from support.ros_harness import wait_until
+from support.ros_runs import CLASSICAL_DEFAULT
+from support.ros_runs import result_lines as _lines
+from support.ros_runs import ros_evaluation as _ros
+from support.ros_runs import ros_spec as _spec
+from support.ros_runs import scored_metrics as _metrics
 
-CLASSICAL_DEFAULT = ("verifier.verifier.backend=classical", "verifier.agent.fusion=attr_majority")
 TWO_PAIRS = "evaluator.pairs=pair0,pair1"
-
-
-def _spec(tmp_path: Path, root: Path, name: str, *overrides: str) -> EvalSpec:
-    return oracle_veto_spec(tmp_path, root, name, "evaluator.server_wait_s=30.0", *overrides)
-
-
-def _ros(spec: EvalSpec, tmp_path: Path) -> RosEvaluation:
-    return RosEvaluation(spec, evaluator_output=tmp_path / f"{spec.run_dir.name}-evaluator.log")
-
-
-def _lines(run_dir: Path) -> list[dict]:
-    path = run_dir / "results.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def _metrics(run_dir: Path) -> dict:
-    metrics = json.loads((run_dir / "metrics.json").read_text())
-    metrics.pop("wall_time_s", None)
-    return metrics
 
 
 def _log(evaluation: RosEvaluation, tmp_path: Path) -> str:
