@@ -30,7 +30,7 @@ STEPS = "steps"
 
 
 def stage_line(who: str, seconds: Mapping[str, float]) -> str:
-    """The log line of ``who`` ("evaluator", "aiv-eval") with its stage sums."""
+    """The log line of ``who`` ("evaluator", "aiv-eval timing") with its stage sums."""
     return f"{who}: {STAGE_LINE_PREFIX}{json.dumps(dict(sorted(seconds.items())))}"
 
 
