@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from aiv_verifier.claims import CLAIM_KINDS, claim_kind
-from aiv_verifier.verification.classical.phrases import (
+from aiv_verifier.description.phrases import (
     analyse_phrase,
     is_main_colour_claim,
     part_faces_every_side,

@@ -63,9 +63,9 @@ def claim_kind(phrase: object, attribute_name: str = "") -> str:
     """The :data:`CLAIM_KINDS` entry of an attribute's evidence phrase ("unknown" for no readable phrase)."""
     if not isinstance(phrase, str) or not phrase.strip():
         return "unknown"
-    # The phrase reader lives with the classical checks for now; imported here because the verification
-    # package imports this vocabulary.
-    from .verification.classical.phrases import analyse_phrase, is_main_colour_claim
+    # Imported here, not at the top: the description package's parser imports the lexicon, which is cheap,
+    # but this vocabulary is imported by aiv_verifier.core and must stay free of import cycles.
+    from .description.phrases import analyse_phrase, is_main_colour_claim
 
     info = analyse_phrase(phrase)
     if info.kind == "colour":

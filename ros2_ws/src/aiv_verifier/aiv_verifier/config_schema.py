@@ -26,6 +26,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiv_common.parameter_spec import ParameterSpec
+from aiv_common.setting_fields import parameter_spec, setting_doc
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -255,6 +256,10 @@ def _parameter_specs() -> tuple[ParameterSpec, ...]:
     specs = []
     for name, default in defaults.items():
         owner, field_name, value = sources[name]
+        documented = _documented_field(owner, field_name)
+        if documented is not None:  # declared with aiv_common.setting_fields.setting: it says everything
+            specs.append(parameter_spec(name, documented, default))
+            continue
         description = (
             _DESCRIPTIONS.get(name)
             or _field_descriptions(owner).get(field_name)
@@ -285,6 +290,16 @@ def _field_sources(instance: Any, prefix: str) -> dict[str, tuple[type, str, Any
         elif isinstance(value, (Enum, *SCALARS)):
             sources[name] = (type(instance), field.name, value)
     return sources
+
+
+def _documented_field(owner: type, field_name: str) -> dataclasses.Field[Any] | None:
+    """The field ``owner.field_name`` if it was declared with ``setting(...)``, else None."""
+    if not dataclasses.is_dataclass(owner):
+        return None
+    for field in dataclasses.fields(owner):
+        if field.name == field_name and setting_doc(field) is not None:
+            return field
+    return None
 
 
 def _enum_choices(value: Any) -> tuple[str, ...]:

@@ -3,9 +3,8 @@
 It is the default backend because it runs everywhere: it needs no downloaded model weights (the OCR models
 ship inside the ``rapidocr-onnxruntime`` wheel) and no GPU. See :mod:`.backend` for the answer rules.
 
-The backend and the OCR engine are imported on first use of their names, not with the package: the claim
-vocabulary (:mod:`aiv_verifier.claims`) reads phrases with :mod:`.phrases` and must not load OpenCV and the
-OCR runtime into a process whose verifier is another backend.
+The backend and the OCR engine are imported on first use of their names, not with the package, so a process
+whose verifier is another backend never loads OpenCV and the OCR runtime.
 """
 
 from __future__ import annotations

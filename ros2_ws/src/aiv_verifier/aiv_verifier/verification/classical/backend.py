@@ -34,25 +34,25 @@ import numpy as np
 from ...claims import OBJECT_CLAIM_KEY, OBJECT_CLAIM_VALUE, claim_kind
 from ...core.crop import CROP_PADDING_PX
 from ...core.types import Attribute, Decision
-from ..base import AttributeAnswer, ViewInput, unsure_for_all
-from . import colour as colour_mod
-from .category import CategoryParams, box_touches_edge, is_open_frame, judge_category, judge_silhouette
-from .colour import ColourStats, claimed_names, colour_stats
-from .ocr import OcrEngine, OcrItem, check_ocr_choice, shared_ocr_engine
-from .pattern import COMPATIBLE_KINDS, PatternParams, find_structures
-from .phrases import (
+from ...description.phrases import (
     MAIN_NOUNS,
     ColourTerm,
     PhraseInfo,
     analyse_phrase,
     is_main_colour_claim,
     is_metallic,
-    mentioned_colours,
+    named_colour_terms,
     part_faces_every_side,
     part_is_see_through,
     pattern_faces_every_side,
     split_description,
 )
+from ..base import AttributeAnswer, ViewInput, unsure_for_all
+from . import colour as colour_mod
+from .category import CategoryParams, box_touches_edge, is_open_frame, judge_category, judge_silhouette
+from .colour import ColourStats, claimed_names, colour_stats
+from .ocr import OcrEngine, OcrItem, check_ocr_choice, shared_ocr_engine
+from .pattern import COMPATIBLE_KINDS, PatternParams, find_structures
 from .region import ObjectRegion, RegionParams, estimate_region
 
 MAIN_NO_RULES = ("chroma", "names")
@@ -102,7 +102,7 @@ class ClassicalParams:
       ``part_absent_is_no`` (True): a part colour missing from the whole view answers No, but only for a part
       that every side of the object shows
       and that is not a small accessory (not "on the front", a screen, a handle, a spine, a bow, a dial:
-      :func:`.phrases.part_faces_every_side`), on a solid
+      :func:`aiv_verifier.description.phrases.part_faces_every_side`), on a solid
       view of at least ``part_absent_min_pixels`` (150) camera pixels, when at most
       ``part_absent_max_share`` (0.001) of the object is named that colour *and* at most
       ``part_absent_max_compatible`` (0.01) could be it under shade or a cast, with hues counted up to
@@ -123,7 +123,7 @@ class ClassicalParams:
     Pattern: ``pattern_yes_score`` (0.3) structure score for Yes; ``pattern_no_score`` (0.6) score of a
       *different* clearly present pattern (its colour ≥ 10 % of the object) for No, given only for
       whole-object claims whose colours are absent. ``pattern_absent_is_no`` (True): a pattern that covers
-      the object, or a part every side shows (:func:`.phrases.pattern_faces_every_side`: not "on the front
+      the object, or a part every side shows (:func:`aiv_verifier.description.phrases.pattern_faces_every_side`: not "on the front
       cover", not on thin arms), is No when one of its colours is absent by the part-colour absence test
       above, on a view of at least ``min_pattern_pixels``; not for pale colours (cream, beige, light blue,
       lavender), whose small marks blend into the ground at a distance. ``plain_no_score`` (0 = off, the default; 0.6 when
@@ -328,7 +328,10 @@ class _ViewAnalysis:
     @functools.cached_property
     def mentioned(self) -> frozenset[str]:
         """Every colour the query's descriptions name."""
-        return mentioned_colours(self.descriptions)
+        names: set[str] = set()
+        for term in named_colour_terms(self.descriptions):  # with the variants a modifier allows
+            names.update(claimed_names(term.name, term.modifier))
+        return frozenset(names)
 
     def unexplained_share(self, min_chroma: float = colour_mod.COLOURED_CHROMA) -> float:
         """Share of the object coloured at least ``min_chroma`` in hues no description of the query names

@@ -17,7 +17,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from ... import lexicon
+from .. import lexicon
 
 #: Phrases longer than this are cut before analysis: a real evidence phrase is a few words, and a runaway
 #: input must not cost more than a few milliseconds.
@@ -663,16 +663,13 @@ def is_main_colour_claim(info: PhraseInfo, attribute_name: str = "") -> bool:
     return prefix not in PART_NOUNS
 
 
-def mentioned_colours(descriptions: tuple[str, ...] | list[str]) -> frozenset[str]:
-    """Every canonical colour any description names (object, parts, patterns, print, logos), including the
-    lighter/darker variants a modifier allows ("light grey" also admits silver)."""
-    from .colour import claimed_names
-
-    names: set[str] = set()
+def named_colour_terms(descriptions: tuple[str, ...] | list[str]) -> list[ColourTerm]:
+    """Every colour term any description names (object, parts, patterns, print, logos), in reading order;
+    quoted text is skipped (a word inside quotes is printed, not a colour of the object)."""
+    terms: list[ColourTerm] = []
     for description in descriptions:
         if not isinstance(description, str):
             continue
         text = _normalise(_QUOTE.sub(" qqq ", description[:MAX_PHRASE_CHARS]))
-        for term in _find_colours(_WORD.findall(text)):
-            names.update(claimed_names(term.name, term.modifier))
-    return frozenset(names)
+        terms.extend(_find_colours(_WORD.findall(text)))
+    return terms
