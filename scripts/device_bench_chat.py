@@ -2,7 +2,7 @@
 
 Run from the repository root where only PyTorch and transformers are installed (the device machine):
     python scripts/device_bench_chat.py --out /tmp/qwen3-vl-4b --tokens 16 --repeats 3
-It builds the random-weight model (aiv_models.tiny.qwen_vl.build_full_size_qwen3_vl_4b), then prints
+It builds the random-weight model (aiv_models.tiny.qwen_vl_checkpoint.build_full_size_qwen3_vl_4b), then prints
 aiv_eval.chat_bench's report for it, and the same for the tiny model on the CPU.
 """
 
@@ -36,7 +36,7 @@ def main() -> int:
     parser.add_argument("--calls-per-view", type=int, default=8, help="attribute calls of one view")
     parser.add_argument("--skip-tiny", action="store_true")
     args = parser.parse_args()
-    from aiv_models.tiny.qwen_vl import build_full_size_qwen3_vl_4b, build_tiny_qwen_vl
+    from aiv_models.tiny.qwen_vl_checkpoint import build_full_size_qwen3_vl_4b, build_tiny_qwen_vl
 
     bench = _chat_bench()
     if not args.skip_tiny:

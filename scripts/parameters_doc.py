@@ -32,7 +32,7 @@ def _tables() -> list[tuple[str, str, str, Callable[[], Iterable[object]]]]:
     """
 
     def offline_sim() -> Iterable[object]:
-        from aiv_offline_sim.parameters import SIM_PARAMETERS
+        from aiv_offline_sim.offline_sim_parameters import SIM_PARAMETERS
 
         return SIM_PARAMETERS
 
@@ -47,24 +47,24 @@ def _tables() -> list[tuple[str, str, str, Callable[[], Iterable[object]]]]:
         return detector_node_parameters()
 
     def evaluator() -> Iterable[object]:
-        from aiv_eval.parameters import EVALUATOR_PARAMETERS
+        from aiv_eval.evaluator_parameters import EVALUATOR_PARAMETERS
 
         return EVALUATOR_PARAMETERS
 
     def adapter() -> Iterable[object]:
-        from aiv_robot.parameters import ADAPTER_PARAMETERS
+        from aiv_robot.robot_adapter_parameters import ADAPTER_PARAMETERS
 
         return ADAPTER_PARAMETERS
 
     def robot_sim() -> Iterable[object]:
-        from aiv_robot_sim.parameters import ROBOT_SIM_PARAMETERS
+        from aiv_robot_sim.robot_sim_parameters import ROBOT_SIM_PARAMETERS
 
         return ROBOT_SIM_PARAMETERS
 
     return [
         (
             "offline_sim",
-            "aiv_offline_sim/parameters.py",
+            "aiv_offline_sim/offline_sim_parameters.py",
             "aiv_offline_sim/config/offline_sim.yaml",
             offline_sim,
         ),
@@ -77,12 +77,17 @@ def _tables() -> list[tuple[str, str, str, Callable[[], Iterable[object]]]]:
         ("detector_node", "aiv_verifier/detector_node.py", "aiv_verifier/config/detector.yaml", detector),
         (
             "evaluator",
-            "aiv_eval/parameters.py",
+            "aiv_eval/evaluator_parameters.py",
             "aiv_verifier/config/offline_eval.yaml (evaluator section)",
             evaluator,
         ),
-        ("robot_adapter", "aiv_robot/parameters.py", "aiv_robot/config/robot_adapter.yaml", adapter),
-        ("robot_sim", "aiv_robot_sim/parameters.py", "", robot_sim),
+        (
+            "robot_adapter",
+            "aiv_robot/robot_adapter_parameters.py",
+            "aiv_robot/config/robot_adapter.yaml",
+            adapter,
+        ),
+        ("robot_sim", "aiv_robot_sim/robot_sim_parameters.py", "", robot_sim),
     ]
 
 

@@ -165,7 +165,7 @@ def test_every_project_package_is_a_ros_package_of_its_own() -> None:
 
 
 def test_the_robot_adapters_core_is_ros_free() -> None:
-    core = ("geometry.py", "session.py", "mover.py", "parameters.py")
+    core = ("geometry.py", "sector_session.py", "mover.py", "robot_adapter_parameters.py")
     users = [name for name in core if "rclpy" in _imported_top_levels(SRC / "aiv_robot" / "aiv_robot" / name)]
     assert users == []
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from aiv_common.parameter_spec import check_values, parameter_defaults
-from aiv_robot.parameters import ADAPTER_PARAMETERS
+from aiv_robot.robot_adapter_parameters import ADAPTER_PARAMETERS
 from aiv_verifier.parameters import verifier_parameters
 from support.params_files import node_sections
 
@@ -38,7 +38,7 @@ def _nodes(tree: ast.AST) -> dict[str, dict[str, str]]:
 def _tables() -> dict[str, Any]:
     tables: dict[str, Any] = {"verifier": verifier_parameters(), "robot_adapter": ADAPTER_PARAMETERS}
     try:
-        from aiv_robot_sim.parameters import ROBOT_SIM_PARAMETERS
+        from aiv_robot_sim.robot_sim_parameters import ROBOT_SIM_PARAMETERS
     except ImportError:  # the stand-in package is optional for this file
         pass
     else:

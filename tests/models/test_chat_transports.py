@@ -67,7 +67,7 @@ def test_http_transport_gives_the_in_process_answers(tiny_vlm_dir: Path) -> None
 
 def test_qwen3_vl_plumbing_on_a_random_tiny_model(tmp_path: Path) -> None:
     """Qwen3-VL (patch 16, interleaved mrope, deepstack) through the same image-only processor and transport."""
-    from aiv_models.tiny.qwen_vl import build_tiny_qwen_vl
+    from aiv_models.tiny.qwen_vl_checkpoint import build_tiny_qwen_vl
 
     offline_models.limit_torch_threads()
     directory = build_tiny_qwen_vl(tmp_path / "q3", family="qwen3_vl", corpus=["Is the mug red?"])

@@ -104,14 +104,14 @@ def _assert_one_line(error: ModelDirError, parameter: str, path: Path, expected:
 
 @pytest.fixture(scope="module")
 def detector_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from aiv_models.tiny.grounding_dino import save_grounding_dino_once
+    from aiv_models.tiny.grounding_dino_checkpoint import save_grounding_dino_once
 
     return Path(save_grounding_dino_once(*shared_model_dir(tmp_path_factory, "grounding-dino-tiny")))
 
 
 @pytest.fixture(scope="module")
 def vlm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from aiv_models.tiny.qwen_vl import build_tiny_qwen_vl
+    from aiv_models.tiny.qwen_vl_checkpoint import build_tiny_qwen_vl
 
     return build_tiny_qwen_vl(tmp_path_factory.mktemp("vlm") / "tiny-qwen-vl", family="qwen3_vl")
 

@@ -46,7 +46,7 @@ SEPARATOR_IDS = {0, 101, 102, 1012, 1029}
 @pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A tiny random Grounding DINO checkpoint directory, built once per run (xdist workers share it)."""
-    from aiv_models.tiny.grounding_dino import save_grounding_dino_once
+    from aiv_models.tiny.grounding_dino_checkpoint import save_grounding_dino_once
 
     return save_grounding_dino_once(*shared_model_dir(tmp_path_factory, "grounding-dino-tiny"))
 
@@ -322,7 +322,7 @@ def test_empty_model_dir_bad_device_and_missing_cuda_are_refused_in_one_line(tin
 
 
 def test_tokenizer_that_maps_every_word_to_one_id_is_refused(tiny_dir: str, tmp_path: Path) -> None:
-    from aiv_models.tiny.grounding_dino import make_tokenizer, make_vocab
+    from aiv_models.tiny.grounding_dino_checkpoint import make_tokenizer, make_vocab
 
     broken = _copy(tiny_dir, tmp_path)
     make_tokenizer(make_vocab(words=())).save_pretrained(broken)  # every word is [UNK]

@@ -84,7 +84,7 @@ def on_threads(calls: Sequence[Callable[[], T]]) -> list[T | BaseException]:
 
 @pytest.fixture(scope="session")
 def tiny_dino(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from aiv_models.tiny.grounding_dino import save_grounding_dino_once
+    from aiv_models.tiny.grounding_dino_checkpoint import save_grounding_dino_once
 
     return save_grounding_dino_once(*shared_model_dir(tmp_path_factory, "grounding-dino-tiny"))
 

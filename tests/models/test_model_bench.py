@@ -133,7 +133,7 @@ def test_a_bad_directory_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.C
 
 @pytest.fixture(scope="module")
 def tiny_dino(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from aiv_models.tiny.grounding_dino import save_grounding_dino_once
+    from aiv_models.tiny.grounding_dino_checkpoint import save_grounding_dino_once
     from support.offline_models import shared_model_dir
 
     return save_grounding_dino_once(*shared_model_dir(tmp_path_factory, "grounding-dino-tiny"))

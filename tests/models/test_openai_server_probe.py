@@ -34,7 +34,7 @@ PROMPT = "Is the mug red?"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TransformersServer]:
-    from aiv_models.tiny.qwen_vl import build_tiny_qwen_vl
+    from aiv_models.tiny.qwen_vl_checkpoint import build_tiny_qwen_vl
 
     root = tmp_path_factory.mktemp("transformers-serve")
     offline_models.limit_torch_threads()

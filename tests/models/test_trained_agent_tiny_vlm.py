@@ -48,7 +48,7 @@ def scene(colour: tuple[int, int, int]) -> np.ndarray:
 
 
 def test_trained_agent_on_the_tiny_vlm_with_a_lora_adapter(tmp_path: Path, no_network: None) -> None:
-    from aiv_models.tiny.qwen_vl import build_tiny_qwen_vl
+    from aiv_models.tiny.qwen_vl_checkpoint import build_tiny_qwen_vl
 
     offline_models.limit_torch_threads()
     tiny_vlm_dir = build_tiny_qwen_vl(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from aiv_bags import export_episode
 from aiv_dataset import PInVerifyDataset
-from aiv_offline_sim.parameters import SIM_PARAMETERS, check_sim_values, parse_bag_list
+from aiv_offline_sim.offline_sim_parameters import SIM_PARAMETERS, check_sim_values, parse_bag_list
 from aiv_offline_sim.tour_source import MARKER, TourSourceError, import_tours
 from bags.tour_tools import benchmark_like_dataset
 

@@ -16,7 +16,7 @@ from aiv_robot.geometry import (
     wrap_angle,
     yaw_from_quaternion,
 )
-from aiv_robot.session import SectorSession
+from aiv_robot.sector_session import SectorSession
 
 OBJECT = (2.0, -1.0)
 

@@ -73,7 +73,7 @@ FORCED_OUTPUTS: tuple[tuple[tuple[float, float, float, float, float], ...], ...]
 
 @pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from aiv_models.tiny.grounding_dino import save_grounding_dino_once
+    from aiv_models.tiny.grounding_dino_checkpoint import save_grounding_dino_once
 
     return save_grounding_dino_once(*shared_model_dir(tmp_path_factory, "grounding-dino-tiny"))
 

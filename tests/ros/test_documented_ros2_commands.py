@@ -156,7 +156,7 @@ def test_documented_launch_and_run_commands_run(
     cwd = _workspace(tmp_path, micro_root)
     argv = list(command.argv)
     if GROUNDING_DINO_PLACEHOLDER in argv:
-        from aiv_models.tiny.grounding_dino import save_grounding_dino_once
+        from aiv_models.tiny.grounding_dino_checkpoint import save_grounding_dino_once
         from support.offline_models import shared_model_dir
 
         model = save_grounding_dino_once(*shared_model_dir(tmp_path_factory, "grounding-dino-tiny"))

@@ -340,7 +340,7 @@ def test_both_message_types_become_the_same_boxes_through_the_one_converter() ->
 def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from aiv_models.tiny.grounding_dino import save_grounding_dino_once
+    from aiv_models.tiny.grounding_dino_checkpoint import save_grounding_dino_once
 
     return save_grounding_dino_once(*shared_model_dir(tmp_path_factory, "grounding-dino-tiny"))
 

@@ -164,7 +164,7 @@ def build_trained_dir(
     """Build, train and save a tiny ``family`` checkpoint into ``directory`` (idempotent: a finished directory
     is reused); ``patch_size`` 16 gives SigLIP2 its processor's default patches (16 px, up to 256)."""
     import torch
-    from aiv_models.tiny.embedding import save_model_dir, tiny_embedding_model
+    from aiv_models.tiny.embedding_checkpoints import save_model_dir, tiny_embedding_model
 
     from support.offline_models import limit_torch_threads
 

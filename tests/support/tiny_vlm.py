@@ -1,7 +1,7 @@
 """A tiny Qwen2.5-VL trained once per test session to judge colours, so VLM tests check behaviour, not only shapes.
 
 A random model answers garbage, and a test on garbage passes whether or not the image reaches the model
-(docs/models-offline.md). This module builds the real architecture at toy size (aiv_models.tiny.qwen_vl) and
+(docs/models-offline.md). This module builds the real architecture at toy size (aiv_models.tiny.qwen_vl_checkpoint) and
 trains it on CPU, with teacher forcing on the project's real verification prompts, to answer ``{"answer": "Yes"}``
 when the crop's object has the colour (red or blue) the prompt asks about and ``{"answer": "No"}`` otherwise.
 Training stops on a greedy-generate check over held-out images (not a fixed step count); ~30-40 s on one core.
@@ -125,7 +125,7 @@ def train_tiny_vlm(directory: Path, seed: int = 0) -> Path:
     import torch
     from aiv_models.chat.local import LocalChatTransport
     from aiv_models.chat.types import ChatRequest
-    from aiv_models.tiny.qwen_vl import build_tiny_qwen_vl, save_tiny_qwen_vl
+    from aiv_models.tiny.qwen_vl_checkpoint import build_tiny_qwen_vl, save_tiny_qwen_vl
 
     limit_torch_threads()
     rng = random.Random(seed)
@@ -193,7 +193,7 @@ def recipe_fingerprint() -> str:
     """
     import hashlib
 
-    import aiv_models.tiny.qwen_vl as builder
+    import aiv_models.tiny.qwen_vl_checkpoint as builder
     from aiv_verifier.verification.mllm import DEFAULT_PROMPTS, PROMPTS_DIR
 
     digest = hashlib.sha256(Path(__file__).read_bytes())

@@ -3,7 +3,7 @@
 For each selected index entry it loads the episode on ``offline_sim`` (StartEpisode by the pair's key), sends
 the descriptions to the verifier (VerifyInstance, starting from the published frame), collects the step
 feedback and the verdict, and scores the verdict with the labels only this node holds. Records go to the same
-append-only, resumable ``results.jsonl`` the in-process mode writes; the loop is shared (``evaluator.loop``).
+append-only, resumable ``results.jsonl`` the in-process mode writes; the loop is shared (``aiv_eval.evaluation_loop``).
 
 With ``pairs`` set it drives several simulator + verifier pairs, each in its own namespace, one episode per pair
 at once: the next episode (or the next attempt at one) goes to whichever pair is free, and the records are
@@ -58,9 +58,10 @@ from .episode_client import (
     RosEpisodeClient,
     ServersUnavailableError,
 )
+from .evaluation_loop import EmptySelectionError, EpisodeJob, LoopOutcome, RunAborted, evaluate_index
+from .evaluator_parameters import EVALUATOR_PARAMETERS
 from .identity import SIM_IDENTITY_KEYS, build_run_config, evaluation_slice, fingerprint_config
 from .in_flight import in_flight_problem
-from .loop import EmptySelectionError, EpisodeJob, LoopOutcome, RunAborted, evaluate_index
 from .pairs import (
     NoPairAvailableError,
     PairNotReady,
@@ -70,7 +71,6 @@ from .pairs import (
     in_pair,
     parse_pairs,
 )
-from .parameters import EVALUATOR_PARAMETERS
 from .scoring import failure_record, record_from_verdict, start_refused_reason, verifier_failed_reason
 from .stage_times import STEPS, stage_line
 

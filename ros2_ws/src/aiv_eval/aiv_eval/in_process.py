@@ -1,7 +1,7 @@
 """The in-process evaluation mode: the same agent against the same environment, without ROS.
 
 For regression checks and large sweeps. It writes exactly the records the ROS mode writes for the same
-configuration (see ``transcripts.py`` and ``loop.py``), into the same resumable store. That includes the
+configuration (see ``transcripts.py`` and ``evaluation_loop.py``), into the same resumable store. That includes the
 episodes the ROS mode never plays: a query the simulator will not hand out (``served_descriptions``) and one
 the verifier refuses with its ``max_descriptions`` / ``max_description_chars`` (the query rules of
 ``aiv_dataset.query_rules``, limits from the spec's verifier section) are recorded as the same infrastructure
@@ -43,8 +43,8 @@ from . import EpisodeRecord
 from .category_hint import benchmark_category_hint
 from .crop_thumbnails import CropWriter
 from .env_port import EnvPort, play_episode
+from .evaluation_loop import EmptySelectionError, EpisodeJob, LoopOutcome, evaluate_index, selected_range
 from .in_flight import PerThread, in_flight_problem, shared_detector
-from .loop import EmptySelectionError, EpisodeJob, LoopOutcome, evaluate_index, selected_range
 from .scoring import failure_record, record_from_session, start_refused_reason, verifier_failed_reason
 from .spec import EvalSpec, SpecError
 from .stage_times import STEPS, stage_line

@@ -151,8 +151,8 @@ def bench_detector(model_dir: str, *, device: str, dtype: str, repeats: int) -> 
 
 def _default_dirs(root: Path, want_detector: bool) -> dict[str, str]:
     """Tiny random checkpoints (CLIP, SigLIP2, a Qwen-VL and, when its builder exists, Grounding DINO) in ``root``."""
-    from aiv_models.tiny.embedding import build_tiny_embedding_dirs
-    from aiv_models.tiny.qwen_vl import build_tiny_qwen_vl
+    from aiv_models.tiny.embedding_checkpoints import build_tiny_embedding_dirs
+    from aiv_models.tiny.qwen_vl_checkpoint import build_tiny_qwen_vl
 
     dirs = {
         family: str(path) for family, path in build_tiny_embedding_dirs(root, ("clip", "siglip2")).items()
@@ -160,7 +160,7 @@ def _default_dirs(root: Path, want_detector: bool) -> dict[str, str]:
     dirs["vlm"] = str(build_tiny_qwen_vl(root / "qwen_vl", family="qwen3_vl"))
     if want_detector:
         try:
-            from aiv_models.tiny.grounding_dino import save_grounding_dino
+            from aiv_models.tiny.grounding_dino_checkpoint import save_grounding_dino
         except ImportError:
             return dirs
         dirs["detector"] = str(save_grounding_dino(root / "grounding_dino"))

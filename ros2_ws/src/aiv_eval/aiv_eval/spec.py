@@ -27,13 +27,13 @@ from aiv_common.parameter_spec import (
     table_by_name,
     unknown_parameter_message,
 )
-from aiv_offline_sim.parameters import SIM_PARAMETERS, check_sim_values
+from aiv_offline_sim.offline_sim_parameters import SIM_PARAMETERS, check_sim_values
 from aiv_verifier.config_schema import config_parameter_defaults, nested_config
 from aiv_verifier.parameters import check_verifier_values, verifier_parameters
 
 from . import RunConfig, identity
+from .evaluator_parameters import EVALUATOR_PARAMETERS
 from .pairs import check_pair_values
-from .parameters import EVALUATOR_PARAMETERS
 
 NODES = ("offline_sim", "verifier", "evaluator")
 #: How the spec names a node's section when it writes a params file: any namespace matches.

@@ -57,7 +57,7 @@ from .episode_service import (
     MoveReply,
     camera_matrix,
 )
-from .parameters import FRAME_QOS, SIM_PARAMETERS, check_sim_values, parse_bag_list
+from .offline_sim_parameters import FRAME_QOS, SIM_PARAMETERS, check_sim_values, parse_bag_list
 
 if TYPE_CHECKING:
     from .tour_source import TourDataset

@@ -33,7 +33,7 @@ from pathlib import Path, PurePosixPath
 from aiv_bags import ImportOptions, TourError, import_tour
 from aiv_common.parameter_spec import ParameterError
 
-from .parameters import tour_index_problem
+from .offline_sim_parameters import tour_index_problem
 
 #: File that marks a directory as made by the simulator from tour bags (safe to replace).
 MARKER = ".offline_sim_tours"

@@ -56,7 +56,7 @@ from std_msgs.msg import Empty, String
 
 from .geometry import Pose2D, quaternion_from_yaw, yaw_from_quaternion
 from .mover import MoveFault, MoveResult, NavStatus, PoseSample, SectorMover, UnknownStatus, status_from_text
-from .parameters import ADAPTER_PARAMETERS, CAMERA_QOS, move_settings
+from .robot_adapter_parameters import ADAPTER_PARAMETERS, CAMERA_QOS, move_settings
 
 #: The verifier's request topic, as the verifier publishes it.
 REQUEST_QOS = VERIFY_REQUEST_QOS.to_profile()

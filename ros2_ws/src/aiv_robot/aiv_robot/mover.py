@@ -34,7 +34,7 @@ from typing import Protocol
 from aiv_dataset.vocabulary import SECTOR_COUNT, DirectionError, MoveOutcome, normalize_direction
 
 from .geometry import Pose2D, viewing_pose
-from .session import DEFAULT_STEP_BUDGET, SectorSession
+from .sector_session import DEFAULT_STEP_BUDGET, SectorSession
 
 NANOS_PER_SECOND = 1_000_000_000
 #: Longest single wait between two checks; every wait also ends as soon as new data arrives.

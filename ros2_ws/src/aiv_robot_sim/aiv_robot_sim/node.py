@@ -73,7 +73,7 @@ from .frames import (
 )
 from .live_scene import LiveScene, LiveView, SceneError
 from .motion import Base
-from .parameters import CAMERA_QOS, ROBOT_SIM_PARAMETERS, START_AT_POSE
+from .robot_sim_parameters import CAMERA_QOS, ROBOT_SIM_PARAMETERS, START_AT_POSE
 
 try:  # nav_msgs: apt ROS, or the PyPI wheel ros-nav-msgs (requirements/base.txt); still optional here
     from nav_msgs.msg import Odometry
