@@ -37,7 +37,7 @@ def _tables() -> list[tuple[str, str, str, Callable[[], Iterable[object]]]]:
         return SIM_PARAMETERS
 
     def verifier() -> Iterable[object]:
-        from aiv_verifier.parameters import verifier_parameters
+        from aiv_verifier.verifier_parameters import verifier_parameters
 
         return verifier_parameters()
 
@@ -70,7 +70,7 @@ def _tables() -> list[tuple[str, str, str, Callable[[], Iterable[object]]]]:
         ),
         (
             "verifier",
-            "aiv_verifier/parameters.py, agent knobs from aiv_verifier/config_schema.py",
+            "aiv_verifier/verifier_parameters.py (its settings dataclasses)",
             "aiv_verifier/config/verifier.yaml",
             verifier,
         ),

@@ -351,3 +351,13 @@ def test_no_node_module_imports_another_node_module() -> None:
         for name in NODE_MODULES
     }
     assert {name: found for name, found in offenders.items() if found} == {}
+
+
+def test_the_agent_factory_never_reaches_the_verifier_configuration() -> None:
+    """One configuration path without a cycle: ``verifier_parameters`` imports the factory to learn its backends;
+    the factory builds from nested mappings (``aiv_common.setting_tree``) and reaches the configuration module on
+    no import, lazy ones included."""
+    graph = _reachable("aiv_verifier.agent.factory")
+    assert "aiv_common.setting_tree" in graph
+    assert "aiv_verifier.verifier_parameters" in _reachable("aiv_verifier.verifier_node")
+    assert not {"aiv_verifier.verifier_parameters", "aiv_verifier.config_schema"} & set(graph)

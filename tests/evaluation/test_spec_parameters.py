@@ -22,8 +22,7 @@ from aiv_eval.cli import main as aiv_eval
 from aiv_eval.evaluator_parameters import EVALUATOR_PARAMETERS
 from aiv_eval.spec import EVALUATOR_DEFAULTS, SIM_DEFAULTS, EvalSpec, SpecError, node_table
 from aiv_offline_sim.offline_sim_parameters import SIM_PARAMETERS
-from aiv_verifier.config_schema import config_parameter_defaults
-from aiv_verifier.parameters import verifier_parameters
+from aiv_verifier.verifier_parameters import config_parameter_defaults, verifier_parameters
 
 SRC = Path(__file__).resolve().parents[2] / "ros2_ws" / "src"
 NODE_YAMLS = {

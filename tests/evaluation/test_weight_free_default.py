@@ -14,7 +14,8 @@ PROBE = """
 import json, sys
 import aiv_verifier.verifier_node, aiv_eval.cli, aiv_eval.in_process
 from aiv_verifier.agent.factory import AgentFactory
-from aiv_verifier.config_schema import config_parameter_defaults, nested_config
+from aiv_common.setting_tree import nested_config
+from aiv_verifier.verifier_parameters import config_parameter_defaults
 factory = AgentFactory.from_config(nested_config(config_parameter_defaults()))
 session = factory.new_session(["a red mug with a white handle"], episode_key="probe", max_steps=6)
 loaded = sorted(name for name in ("torch", "transformers", "peft", "accelerate") if name in sys.modules)

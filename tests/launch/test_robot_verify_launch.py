@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from aiv_common.parameter_spec import check_values, parameter_defaults
 from aiv_robot.robot_adapter_parameters import ADAPTER_PARAMETERS
-from aiv_verifier.parameters import verifier_parameters
+from aiv_verifier.verifier_parameters import verifier_parameters
 from support.params_files import node_sections
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

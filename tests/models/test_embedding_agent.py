@@ -206,8 +206,9 @@ def test_configuration_mistakes_are_refused_at_start_up(clip_dir: Path, siglip2_
 
 def test_the_factory_reports_where_each_model_runs(clip_dir: Path) -> None:
     """Diagnostics name the device of every configured model; the weight-free default has none."""
+    from aiv_common.setting_tree import nested_config
     from aiv_verifier.agent.factory import AgentFactory
-    from aiv_verifier.config_schema import config_parameter_defaults, nested_config
+    from aiv_verifier.verifier_parameters import config_parameter_defaults
 
     defaults = nested_config(config_parameter_defaults())
     assert AgentFactory.from_config(defaults).model_devices() == {}

@@ -103,7 +103,7 @@ def reference_call(directory: Path, image: np.ndarray, texts: tuple[str, ...]) -
 
 
 def test_the_benchmark_default_is_the_reference_policy() -> None:
-    from aiv_verifier.config_schema import config_parameter_defaults
+    from aiv_verifier.verifier_parameters import config_parameter_defaults
 
     assert EmbeddingParams().overlength == "reference"
     assert config_parameter_defaults()["embedding.overlength"] == "reference"

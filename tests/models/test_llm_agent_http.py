@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from aiv_common.setting_tree import nested_config
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_eval.env_port import run_env_episode
 from aiv_eval.in_process import run_in_process
@@ -16,7 +17,6 @@ from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import pair_key
 from aiv_verifier.agent.factory import AgentFactory, ConfigError
 from aiv_verifier.agent.session import LANGUAGE_MODEL_FAILED
-from aiv_verifier.config_schema import nested_config
 from support import offline_models, tiny_vlm
 from support.colour_dataset import INDEX, build_colour_dataset
 from support.llm_server import MODEL_NAME, routed, serving, tiny_vlm_answer

@@ -113,7 +113,7 @@ def _params_file(tmp_path: Path, text: str) -> Path:
                 "-p",
                 "agent.evidence.reject:=0.6",
             ],
-            "verifier: agent: evidence.accept / evidence.reject: reject probability 0.6 must not exceed accept "
+            "verifier: agent.evidence: accept / reject: reject probability 0.6 must not exceed accept "
             "probability 0.4",
         ),
         (

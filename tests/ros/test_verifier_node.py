@@ -12,6 +12,7 @@ import pytest
 from action_msgs.msg import GoalStatus, GoalStatusArray
 from aiv_common.action_waits import send_goal_confirmed
 from aiv_common.image_conversion import numpy_to_imgmsg
+from aiv_common.setting_tree import nested_config
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_eval.env_port import run_env_episode
 from aiv_eval.episode_client import EpisodeRequest, RosEpisodeClient
@@ -20,7 +21,6 @@ from aiv_interfaces.msg import GroundTruthView, Verdict
 from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import pair_key
 from aiv_verifier.agent.factory import AgentFactory
-from aiv_verifier.config_schema import nested_config
 from aiv_verifier.verdict_codes import decision_code, decision_from_code
 from rclpy.action import ActionClient, ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup

@@ -182,6 +182,6 @@ def test_settings_reject_unknown_names() -> None:
         AgentSettings(query_mode="holistic")
     with pytest.raises(ValueError, match="bbox_mode"):
         AgentSettings(bbox_mode="mask")
-    with pytest.raises(ValueError, match="unknown agent setting"):
+    with pytest.raises(ValueError, match=r"unknown parameter.*agent\.stop_early"):
         AgentSettings.from_mapping({"nbv": "random", "stop_early": True})
     assert AgentSettings().with_overrides(nbv="", fusion="majority").fusion == "majority"

@@ -27,13 +27,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from aiv_common.parameter_spec import parameter_defaults
+from aiv_common.setting_tree import nested_config
 from aiv_eval.research.episode_sweep import perturb
 from aiv_verifier.agent.factory import build_verifier
-from aiv_verifier.config_schema import nested_config
 from aiv_verifier.core.types import Decision
-from aiv_verifier.parameters import verifier_parameters
 from aiv_verifier.verification.classical import ClassicalParams, ClassicalVerifier
 from aiv_verifier.verification.classical.category import CategoryParams
+from aiv_verifier.verifier_parameters import verifier_parameters
 from PIL import Image
 from support.params_files import node_sections
 

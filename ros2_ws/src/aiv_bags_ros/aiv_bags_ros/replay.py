@@ -31,13 +31,12 @@ from aiv_verifier.agent.loop import run_episode
 from aiv_verifier.agent.port import FrameRequest, FrameUnavailable, MoveFailed, MoveReport
 from aiv_verifier.agent.session import AgentStep, ViewFrame
 from aiv_verifier.agent.trace import TraceEntry, summarize
-from aiv_verifier.config_schema import config_parameter_defaults, nested_config
 from aiv_verifier.detection.base import BoxMode
 from aiv_verifier.frame_cache import FrameEntry
-from aiv_verifier.parameters import check_verifier_values, verifier_parameters
 from aiv_verifier.ros_messages import detections_from_message, step_report, verdict_message
 from aiv_verifier.ros_port import view_frame
 from aiv_verifier.verification.base import VerifierError
+from aiv_verifier.verifier_parameters import check_verifier_values, factory_config, verifier_parameters
 from builtin_interfaces.msg import Time
 
 from .session_bag import SessionBagError
@@ -119,9 +118,8 @@ def replay_values(
 
 
 def build_factory(values: Mapping[str, Any]) -> AgentFactory:
-    flat = {name: values[name] for name in config_parameter_defaults()}
     try:
-        return AgentFactory.from_config(nested_config(flat))
+        return AgentFactory.from_config(factory_config(values))
     except (ConfigError, VerifierError) as error:
         raise SessionBagError(f"verifier configuration: {error}") from error
 

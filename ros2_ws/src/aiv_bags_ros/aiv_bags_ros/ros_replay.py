@@ -254,7 +254,7 @@ def recorded_goal(episode: RecordedEpisode, start_stamp_ns: int | None = None) -
 
 def _parameters_file(values: Mapping[str, Any], directory: Path) -> Path:
     """A params file with every value that differs from the verifier's defaults (the rest are its defaults)."""
-    from aiv_verifier.parameters import verifier_parameters
+    from aiv_verifier.verifier_parameters import verifier_parameters
 
     defaults = parameter_defaults(verifier_parameters())
     changed = {name: value for name, value in values.items() if defaults.get(name) != value}

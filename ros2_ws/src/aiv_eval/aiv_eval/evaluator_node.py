@@ -39,7 +39,7 @@ from aiv_dataset.errors import DatasetError
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_interfaces.msg import Verdict
 from aiv_offline_sim.episode_service import pair_key
-from aiv_verifier.config_schema import config_parameter_defaults
+from aiv_verifier.verifier_parameters import config_parameter_defaults
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node

@@ -28,8 +28,12 @@ from aiv_common.parameter_spec import (
     unknown_parameter_message,
 )
 from aiv_offline_sim.offline_sim_parameters import SIM_PARAMETERS, check_sim_values
-from aiv_verifier.config_schema import config_parameter_defaults, nested_config
-from aiv_verifier.parameters import check_verifier_values, verifier_parameters
+from aiv_verifier.verifier_parameters import (
+    check_verifier_values,
+    config_parameter_defaults,
+    factory_config,
+    verifier_parameters,
+)
 
 from . import RunConfig, identity
 from .evaluator_parameters import EVALUATOR_PARAMETERS
@@ -179,7 +183,7 @@ class EvalSpec:
         return flat
 
     def agent_config(self) -> dict[str, Any]:
-        return nested_config(self.agent_flat())
+        return factory_config(self.agent_flat())
 
     def verifier_values(self) -> dict[str, Any]:
         """Every verifier parameter (defaults filled in), e.g. the query limits the in-process mode applies as

@@ -46,6 +46,7 @@ from aiv_common.image_conversion import ImageConversionError, imgmsg_to_rgb, num
 from aiv_common.parameter_spec import ParameterError, ParameterSpec
 from aiv_common.parameters import declare_parameter_table, start_node
 from aiv_common.qos import DETECTION_QUERY_QOS, LATCHED_FRAME, qos_parameter_specs, qos_settings_from
+from aiv_common.setting_tree import nested_config, setting_specs
 from aiv_interfaces.msg import Detection2D, Detection2DArray
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from PIL import Image as PilImage
@@ -57,7 +58,6 @@ from std_msgs.msg import String
 
 from .agent.factory import ConfigError, build_detector
 from .compressed_image import compressed_to_rgb
-from .config_schema import config_parameter_specs, nested_config
 from .detection.grounding_dino import (
     STAGES,
     GroundingDinoDetector,
@@ -65,7 +65,8 @@ from .detection.grounding_dino import (
     StageLatency,
     grounding_query,
 )
-from .parameters import FRAME_QOS, IMAGE_TRANSPORTS
+from .model_config import DetectorParams
+from .verifier_parameters import FRAME_QOS, IMAGE_TRANSPORTS
 
 try:  # optional: the interfaces most ROS perception stacks consume; not installed on every machine
     _vision: Any = importlib.import_module("vision_msgs.msg")
@@ -101,9 +102,7 @@ def detector_node_parameters() -> tuple[ParameterSpec, ...]:
     """The node's whole table: the verifier's ``detector.*`` knobs (backend fixed to grounding_dino), the
     wiring above and the camera QoS (the verifier's defaults, so both match the same camera)."""
     model = tuple(
-        spec
-        for spec in config_parameter_specs()
-        if spec.name.startswith("detector.") and spec.name != "detector.backend"
+        spec for spec in setting_specs(DetectorParams(), "detector") if spec.name != "detector.backend"
     )
     backend = ParameterSpec(
         "detector.backend", "grounding_dino", "the detector model family", choices=("grounding_dino",)

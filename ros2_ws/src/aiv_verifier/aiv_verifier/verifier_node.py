@@ -49,7 +49,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import rclpy
@@ -57,10 +56,8 @@ from aiv_common.action_waits import RenewableActionClient
 from aiv_common.image_conversion import ImageConversionError, imgmsg_to_rgb, numpy_to_imgmsg
 from aiv_common.parameter_spec import ParameterError
 from aiv_common.parameters import declare_parameter_table, start_node
-from aiv_common.qos import DETECTION_QUERY_QOS, VERIFY_REQUEST_QOS, qos_settings_from
+from aiv_common.qos import DETECTION_QUERY_QOS, VERIFY_REQUEST_QOS
 from aiv_common.stamps import stamp_to_nanoseconds
-from aiv_dataset.query_rules import description_problem
-from aiv_dataset.vocabulary import SECTOR_COUNT
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import Detection2DArray, GroundTruthView, StepReport, Verdict
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -78,12 +75,10 @@ from .agent.session import ViewFrame
 from .agent.trace import summarize
 from .camera_model import LatestCamera, camera_from_info
 from .compressed_image import compressed_to_rgb
-from .config_schema import config_parameter_defaults, nested_config
 from .debug_view import compose_debug_view
 from .detection.base import BoxMode
 from .detection.grounding_dino import grounding_query
 from .frame_cache import NANOS_PER_SECOND, FrameCache, StampAhead
-from .parameters import FRAME_QOS, check_verifier_values, verifier_parameters
 from .ros_messages import (
     AIV_DETECTIONS_TYPE,
     VISION_DETECTIONS_TYPE,
@@ -95,6 +90,7 @@ from .ros_messages import (
 )
 from .ros_port import FrameSource, MoveChannel, RosEpisodePort
 from .verification.base import VerifierError
+from .verifier_parameters import FRAME_QOS, goal_problem, node_settings, verifier_parameters
 
 #: Seconds between two warnings about images stamped too far ahead of the clock (each one is counted).
 STAMP_AHEAD_WARNING_PERIOD_S = 10.0
@@ -111,112 +107,65 @@ except ImportError:
 DETECTIONS_TYPE_NAMES = {"aiv": AIV_DETECTIONS_TYPE, "vision_msgs": VISION_DETECTIONS_TYPE}
 
 
-@dataclass(frozen=True)
-class GoalLimits:
-    default_step_budget: int
-    max_step_budget: int
-    max_descriptions: int
-    max_description_chars: int
-
-
-def goal_problem(goal: VerifyInstance.Goal, limits: GoalLimits) -> str | None:
-    """Why a goal cannot be served, or None. Checked before any work so a bad goal costs nothing."""
-    problem = description_problem(goal.descriptions, limits.max_descriptions, limits.max_description_chars)
-    if problem is not None:
-        return problem
-    if goal.step_budget > limits.max_step_budget:
-        return f"step_budget {goal.step_budget} is absurd; this node allows at most {limits.max_step_budget}"
-    if not -1 <= goal.start_sector < SECTOR_COUNT:
-        return f"start_sector {goal.start_sector} is outside -1..{SECTOR_COUNT - 1}"
-    return None
-
-
 class VerifierNode(Node):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("verifier", **kwargs)
-        values = declare_parameter_table(self, verifier_parameters())
-        check_verifier_values(values)
-        flat = {name: values[name] for name in config_parameter_defaults()}
-        image_topic = str(values["image_topic"])
-        gt_topic = str(values["ground_truth_topic"])
-        detections_topic = str(values["detections_topic"])
-        self.detections_type = str(values["detections_type"])
-        verdict_topic = str(values["verdict_topic"])
-        request_topic = str(values["request_topic"])
-        step_topic = str(values["step_topic"])
-        debug_topic = str(values["debug_image_topic"])
-        move_action = self.move_action = str(values["move_action"])
-        verify_action = str(values["verify_action"])
-        self.move_timeout_s = float(values["move_timeout_s"])
-        self.move_server_wait_s = float(values["move_server_wait_s"])
-        self.frame_timeout_s = float(values["frame_timeout_s"])
-        self.frame_stamp_window_s = float(values["frame_stamp_window_s"])
-        self.detections_timeout_s = float(values["detections_timeout_s"])
-        self.publish_debug = bool(values["publish_debug_image"])
-        cache_size = int(values["frame_cache_size"])
-        self.max_stamp_ahead_s = float(values["max_stamp_ahead_s"])
-        self.limits = GoalLimits(
-            default_step_budget=int(values["default_step_budget"]),
-            max_step_budget=int(values["max_step_budget"]),
-            max_descriptions=int(values["max_descriptions"]),
-            max_description_chars=int(values["max_description_chars"]),
-        )
-        frame_qos = qos_settings_from(values, FRAME_QOS).to_profile(where=FRAME_QOS)
-
-        config = nested_config(flat)
+        settings = node_settings(declare_parameter_table(self, verifier_parameters()))
+        wiring = self.wiring = settings.wiring
+        self.limits = settings.limits
+        frame_qos = settings.frame_qos.to_profile(where=FRAME_QOS)
         try:
-            self.factory = AgentFactory.from_config(config)
+            self.factory = AgentFactory.from_config(settings.factory_config)
         except (ConfigError, VerifierError) as error:
             raise ParameterError(str(error)) from error
         self.need_ground_truth = self.factory.needs_privileged_view
         self.need_detections = self.factory.settings.bbox_mode is BoxMode.DETECTIONS
 
         self.frames = FrameCache(
-            cache_size,
+            wiring.frame_cache_size,
             clock_ns=self._clock_ns,
-            max_ahead_ns=max(1, round(self.max_stamp_ahead_s * NANOS_PER_SECOND)),
+            max_ahead_ns=max(1, round(self.wiring.max_stamp_ahead_s * NANOS_PER_SECOND)),
         )
-        if values["image_transport"] == "compressed":
-            self.create_subscription(CompressedImage, image_topic, self.on_compressed_image, frame_qos)
+        if wiring.image_transport == "compressed":
+            self.create_subscription(CompressedImage, wiring.image_topic, self.on_compressed_image, frame_qos)
         else:
-            self.create_subscription(Image, image_topic, self.on_image, frame_qos)
+            self.create_subscription(Image, wiring.image_topic, self.on_image, frame_qos)
         self.camera = LatestCamera()
         self._camera_problem = ""  # the last CameraInfo's problem, warned about once until it changes
-        if values["camera_info_topic"]:
-            self.create_subscription(
-                CameraInfo, str(values["camera_info_topic"]), self.on_camera_info, frame_qos
-            )
+        if wiring.camera_info_topic:
+            self.create_subscription(CameraInfo, wiring.camera_info_topic, self.on_camera_info, frame_qos)
         if self.need_ground_truth:
-            self.create_subscription(GroundTruthView, gt_topic, self.on_ground_truth, frame_qos)
+            self.create_subscription(
+                GroundTruthView, wiring.ground_truth_topic, self.on_ground_truth, frame_qos
+            )
         self.detection_query_pub = None
         self.detection_query = ""  # the caption the current (or last) request asked the detector for
-        self._detections_topic = detections_topic
         self._detections_sub: Any = None
         self._detections_kind = ""  # the type read now: aiv | vision_msgs
         self._offered_kind: str | None = None  # auto: what the publishers offered at the last look
         if self.need_detections:
-            if self.detections_type == "vision_msgs" and _vision is None:
+            if self.wiring.detections_type == "vision_msgs" and _vision is None:
                 raise ParameterError(
                     "parameter 'detections_type' = 'vision_msgs' but vision_msgs is not installed here "
                     "(ros-<distro>-vision-msgs); use 'aiv' or install it"
                 )
-            self._read_detections_as("vision_msgs" if self.detections_type == "vision_msgs" else "aiv")
-            if self.detections_type == "auto":
+            self._read_detections_as("vision_msgs" if self.wiring.detections_type == "vision_msgs" else "aiv")
+            if self.wiring.detections_type == "auto":
                 self.create_timer(DETECTIONS_TYPE_CHECK_S, self._follow_detections_type)
-            if values["detection_query_topic"]:
+            if wiring.detection_query_topic:
                 self.detection_query_pub = self.create_publisher(
-                    String, str(values["detection_query_topic"]), DETECTION_QUERY_QOS.to_profile()
+                    String, wiring.detection_query_topic, DETECTION_QUERY_QOS.to_profile()
                 )
-        self.verdict_pub = self.create_publisher(Verdict, verdict_topic, 10)
+        self.verdict_pub = self.create_publisher(Verdict, wiring.verdict_topic, 10)
         # What a session recorder needs besides the camera: the request (latched, so a recorder that joins
         # late still gets the one being served) and every step with its move and outcome.
         self.request_pub = self.create_publisher(
-            VerifyInstance.Goal, request_topic, VERIFY_REQUEST_QOS.to_profile()
+            VerifyInstance.Goal, wiring.request_topic, VERIFY_REQUEST_QOS.to_profile()
         )
-        self.step_pub = self.create_publisher(StepReport, step_topic, 50)
-        self.debug_pub = self.create_publisher(Image, debug_topic, 1)
+        self.step_pub = self.create_publisher(StepReport, wiring.step_topic, 50)
+        self.debug_pub = self.create_publisher(Image, wiring.debug_image_topic, 1)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.move_client = RenewableActionClient(self, MoveToSector, move_action)
+        self.move_client = RenewableActionClient(self, MoveToSector, wiring.move_action)
         # Goals are served by a second node on an executor of its own. An episode blocks its thread (it waits
         # for moves and frames), so everything it waits for -- frames, move results -- is handled by this node
         # on a single-threaded executor. (With one MultiThreadedExecutor for all of it, rclpy hands a ready
@@ -233,7 +182,7 @@ class VerifierNode(Node):
         self.server = ActionServer(
             self.goal_node,
             VerifyInstance,
-            verify_action,
+            wiring.verify_action,
             execute_callback=self.execute,
             goal_callback=lambda _goal: GoalResponse.ACCEPT,
             cancel_callback=lambda _goal: CancelResponse.ACCEPT,
@@ -312,7 +261,7 @@ class VerifierNode(Node):
             self._ahead_unreported = 0
         self.get_logger().warning(
             f"image stamped {ahead.stamp_ns} ns is {ahead.ahead_s:.3f} s ahead of this node's clock "
-            f"(max_stamp_ahead_s = {self.max_stamp_ahead_s:g}; {count} such image(s) since the last warning): "
+            f"(max_stamp_ahead_s = {self.wiring.max_stamp_ahead_s:g}; {count} such image(s) since the last warning): "
             "it is kept for a request that names its stamp but never taken as the newest frame; "
             "check the camera's clock, or use_sim_time when replaying a bag"
         )
@@ -350,7 +299,7 @@ class VerifierNode(Node):
             self.destroy_subscription(self._detections_sub)
         message_type = _vision.Detection2DArray if kind == "vision_msgs" else Detection2DArray
         self._detections_sub = self.create_subscription(
-            message_type, self._detections_topic, self.on_detections, 10
+            message_type, self.wiring.detections_topic, self.on_detections, 10
         )
         self._detections_kind = kind
 
@@ -448,16 +397,20 @@ class VerifierNode(Node):
         port = RosEpisodePort(
             FrameSource(
                 self.frames,
-                self.frame_timeout_s,
+                self.wiring.frame_timeout_s,
                 self.need_ground_truth,
                 self.need_detections,
-                detections_timeout_s=self.detections_timeout_s,
+                detections_timeout_s=self.wiring.detections_timeout_s,
                 detections_query=self._ask_detector(session.query.category),
-                window_s=self.frame_stamp_window_s,
+                window_s=self.wiring.frame_stamp_window_s,
                 camera=self.camera,
             ),
             MoveChannel(
-                self, self.move_client, self.move_action, self.move_server_wait_s, self.move_timeout_s
+                self,
+                self.move_client,
+                self.wiring.move_action,
+                self.wiring.move_server_wait_s,
+                self.wiring.move_timeout_s,
             ),
             goal_handle,
             publish_debug=self._publish_debug,
@@ -565,7 +518,7 @@ class VerifierNode(Node):
                     )
 
     def _publish_debug(self, frame: ViewFrame, step) -> None:
-        if not self.publish_debug or self.debug_pub.get_subscription_count() == 0:
+        if not self.wiring.publish_debug_image or self.debug_pub.get_subscription_count() == 0:
             return
         headline = f"step {step.step} sector {step.sector} c={step.crop.confidence:.2f} -> " + (
             step.decision.value if step.stopped else f"move {step.move.direction if step.move else ''}"

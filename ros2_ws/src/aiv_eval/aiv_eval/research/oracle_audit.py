@@ -449,7 +449,7 @@ def run_oracle_episodes(
     from aiv_dataset.layout import PInVerifyDataset
     from aiv_offline_sim.environment import PInVerifyEnv
     from aiv_verifier.agent.factory import AgentFactory
-    from aiv_verifier.config_schema import config_parameter_defaults, nested_config
+    from aiv_verifier.verifier_parameters import config_parameter_defaults, factory_config
 
     from .. import make_episode_key
     from ..env_port import run_env_episode
@@ -478,7 +478,7 @@ def run_oracle_episodes(
         privileged=True,
         descriptions=dataset.load_descriptions(),
     )
-    factory = AgentFactory.from_config(nested_config(flat))
+    factory = AgentFactory.from_config(factory_config(flat))
     records = []
     for index, pair in enumerate(pairs[:limit] if limit is not None else pairs):
         key = make_episode_key(pair.scene, pair.episode, pair.query_object_id)

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from aiv_common.setting_tree import dataclass_from_mapping
 from aiv_models.local_weights import ModelDirError
 
-from ..config_schema import dataclass_from_mapping
 from ..core.evidential import EvidentialPolicy
 from ..core.fusion import EVIDENTIAL, FusionStrategy, make_fusion
 from ..core.nbv import UNCERTAINTY_NBV, NbvStrategy, make_nbv
@@ -58,6 +58,26 @@ from .session import AgentComponents, VerificationSession
 from .settings import AgentSettings
 
 VERIFIER_BACKENDS = ("classical", "oracle", "noisy_oracle", "mllm")
+
+
+def classical_settings_class() -> type[Any]:
+    """The weight-free verifier's settings dataclass (``verifier.classical``), from the ``aiv_checks`` package.
+
+    The configuration needs the class to declare the parameters; at run time only this factory imports the
+    checks package (tests/test_package_boundaries.py), so the class is handed out from here.
+    """
+    from ..verification.classical.backend import ClassicalParams
+
+    return ClassicalParams
+
+
+def classical_ocr_choices() -> tuple[str, ...]:
+    """The OCR engine names the weight-free verifier accepts (``verifier.classical.ocr_engine``)."""
+    from ..verification.classical.ocr import ENGINE_CHOICES
+
+    return ENGINE_CHOICES
+
+
 PRIVILEGED_VERIFIERS = frozenset({"oracle", "noisy_oracle"})
 
 
@@ -72,9 +92,10 @@ def _section(config: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return value
 
 
-def _params(cls: type[Any], config: Mapping[str, Any], name: str) -> Any:
+def _params(cls: type[Any], config: Mapping[str, Any], name: str, where: str = "") -> Any:
+    """The dataclass ``cls`` of ``config[name]`` (``where``: its dotted place, for messages)."""
     try:
-        return dataclass_from_mapping(cls, _section(config, name), name)
+        return dataclass_from_mapping(cls, _section(config, name), where or name)
     except ValueError as error:
         raise ConfigError(str(error)) from error
 
@@ -149,20 +170,15 @@ def build_verifier(
 
         if language_model is None:
             raise ConfigError("verifier.backend 'mllm' needs language_model.transport local or openai")
-        mllm_params: MllmVerifierParams = _params(MllmVerifierParams, section, "mllm")
+        mllm_params: MllmVerifierParams = _params(MllmVerifierParams, section, "mllm", "verifier.mllm")
         try:
             return MllmVerifier.from_params(mllm_params, language_model)
         except (OSError, ValueError) as error:
             raise ConfigError(f"verifier.mllm: {error}") from error
     if backend == "classical":
-        from ..verification.classical.backend import ClassicalParams, ClassicalVerifier
+        from ..verification.classical.backend import ClassicalVerifier
 
-        try:
-            params = dataclass_from_mapping(
-                ClassicalParams, _section(section, "classical"), "verifier.classical"
-            )
-        except ValueError as error:
-            raise ConfigError(str(error)) from error
+        params = _params(classical_settings_class(), section, "classical", "verifier.classical")
         return ClassicalVerifier(params)
     if backend in PRIVILEGED_VERIFIERS:
         from ..verification.oracle import NoiseModel, NoisyOracleVerifier, OracleVerifier
@@ -175,15 +191,7 @@ def build_verifier(
         oracle = OracleVerifier.for_dataset(root)
         if backend == "oracle":
             return oracle
-        noise = _section(section, "noise")
-        try:
-            model = NoiseModel(
-                error_rate=float(noise.get("error_rate", 0.0)),
-                unsure_rate=float(noise.get("unsure_rate", 0.0)),
-                seed=int(noise.get("seed", 42)),
-            )
-        except (TypeError, ValueError) as error:
-            raise ConfigError(f"verifier.noise: {error}") from error
+        model: NoiseModel = _params(NoiseModel, section, "noise", "verifier.noise")
         return NoisyOracleVerifier(oracle, model)
     raise ConfigError(f"unknown verifier.backend {backend!r}; expected one of {list(VERIFIER_BACKENDS)}")
 
@@ -198,10 +206,10 @@ def calibration_key(config: Mapping[str, Any]) -> str:
         return explicit
     backend = str(section.get("backend", "classical"))
     if backend == "noisy_oracle":
-        noise = _section(section, "noise")
-        error_rate = float(noise.get("error_rate", 0.0))
-        unsure_rate = float(noise.get("unsure_rate", 0.0))
-        return f"noisy_oracle:error_rate={error_rate:g},unsure_rate={unsure_rate:g}"
+        from ..verification.oracle import NoiseModel
+
+        noise: NoiseModel = _params(NoiseModel, section, "noise", "verifier.noise")
+        return f"noisy_oracle:error_rate={noise.error_rate:g},unsure_rate={noise.unsure_rate:g}"
     if backend == "mllm":
         model = _section(config, "language_model")
         name = str(model.get("model", "") or "") or Path(str(model.get("model_dir", "") or "")).name
@@ -289,10 +297,7 @@ class AgentFactory:
         one thread-safe agent, so an embedding model is loaded once, not once per thread)."""
         from ..query import build_query_interpreter
 
-        try:
-            settings = AgentSettings.from_mapping(_section(config, "agent"))
-        except ValueError as error:
-            raise ConfigError(f"agent: {error}") from error
+        settings: AgentSettings = _params(AgentSettings, config, "agent")
         verifier_section = _section(config, "verifier")
         if language_model is None:
             language_model = build_language_model(config)

@@ -7,9 +7,13 @@ adaptive stopping (vote_till_end), angular farthest-point NBV, ground-truth boxe
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from enum import Enum
 from typing import Any
+
+from aiv_common.setting_fields import section, setting
+from aiv_common.setting_tree import dataclass_from_mapping
 
 from ..core.evidential import Thresholds
 from ..core.fusion import EVIDENTIAL, fusion_names
@@ -28,37 +32,44 @@ AGENT_KINDS = ("pipeline", "clip", "siglip", "trained")
 MODEL_OUTAGE_POLICIES = ("fail", "reference")
 
 
-def _described(default: Any, description: str) -> Any:
-    return field(default=default, metadata={"description": description})
+def _values(kind: type[Enum]) -> Callable[[], tuple[str, ...]]:
+    """The choices of an enum-valued setting: its members' values."""
+    return lambda: tuple(str(member.value) for member in kind)
 
 
 @dataclass(frozen=True)
 class EvidenceSettings:
     """The evidential fusion's decision rule and the uncertainty next-best-view's visibility model."""
 
-    accept: float = _described(
+    accept: float = setting(
         0.95,
         "evidential fusion: answer YES once the probability that this is the described object reaches it; with a "
         "calibrated probability, 1 - accept is the share of YES answers expected to go to the wrong object "
         "(1.0 = never YES)",
+        minimum=0.0,
+        maximum=1.0,
     )
-    reject: float = _described(
+    reject: float = setting(
         0.05,
         "evidential fusion: answer NO once the probability falls to it; about that share of NO answers turn "
         "the right object away (0.0 = never NO; equal to accept = always decide at once)",
+        minimum=0.0,
+        maximum=1.0,
     )
-    keep_looking_for_no: bool = _described(
+    keep_looking_for_no: bool = setting(
         False,
         "evidential fusion: once YES can no longer be reached, keep moving while a NO still can (true) or stop "
         "UNDECIDED at once (false)",
     )
-    target_share: float = _described(
+    target_share: float = setting(
         0.0,
         "prior share of candidates that are the described object (0 = the calibration file's, fitted on its "
         "datasets: a third for the benchmark's pairs); a robot that only approaches likely candidates may set "
         "it higher",
+        minimum=0.0,
+        maximum=1.0,
     )
-    visibility_file: str = _described(
+    visibility_file: str = setting(
         "",
         "visibility model of the uncertainty next-best-view (written by aiv-eval visibility; '' = the shipped "
         "one)",
@@ -68,9 +79,9 @@ class EvidenceSettings:
         try:
             Thresholds(self.accept, self.reject, self.keep_looking_for_no)
         except ValueError as error:
-            raise ValueError(f"evidence.accept / evidence.reject: {error}") from None
+            raise ValueError(f"accept / reject: {error}") from None
         if isinstance(self.target_share, bool) or not 0.0 <= float(self.target_share) < 1.0:
-            raise ValueError(f"evidence.target_share must lie in [0, 1), got {self.target_share!r}")
+            raise ValueError(f"target_share must lie in [0, 1), got {self.target_share!r}")
 
     @property
     def thresholds(self) -> Thresholds:
@@ -81,30 +92,63 @@ class EvidenceSettings:
 class AgentSettings:
     """Per-request agent configuration (the node's defaults; a goal may override mode, NBV and fusion)."""
 
-    kind: str = "pipeline"
-    """Which agent answers: pipeline (spec §5; the fields below), clip / siglip (embedding baselines, spec §6,
-    ``embedding.*``) or trained (the end-to-end agent, spec §7, ``language_model.*``)."""
-    query_mode: QueryMode = QueryMode.ATTRIBUTE
-    fusion: str = "attr_majority"
-    nbv: str = "farthest"
-    decision_mode: str = "auto"
-    stop_rule: str = DEFAULT_STOP_RULE
-    """Named stop rule (``core.stopping``): ``reference`` (spec §5.8, the benchmark default),
-    ``contradiction`` (also stop once the decision is No and an attribute is contradicted) or
-    ``seen_unanimous`` (the paper's "all seen attributes agree" plus ``contradiction``)."""
-    bbox_mode: BoxMode = BoxMode.GT
-    base_seed: int = 42
-    reverify_duplicate_views: bool = False
-    """The reference re-asks the verifier after a refused move and throws the answers away; the tracker is
-    not updated either way, so decisions are identical and the default skips the wasted calls."""
-    evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
-    model_outage: str = _described(
+    kind: str = setting(
+        "pipeline",
+        "which agent answers: pipeline (spec §5; the agent.* fields), clip / siglip (embedding baselines, spec §6, "
+        "embedding.*) or trained (the end-to-end agent, spec §7, language_model.*)",
+        choices=AGENT_KINDS,
+    )
+    query_mode: QueryMode = setting(
+        QueryMode.ATTRIBUTE,
+        "how descriptions become checkable items: attribute (one item per attribute), direct (each description "
+        "whole), merged (one merged description); a goal may override it",
+        choices=_values(QueryMode),
+    )
+    fusion: str = setting(
+        "attr_majority",
+        "how per-view answers become a decision: attr_majority (reported, adaptive stop), majority, veto (one "
+        "contradicted attribute = No), evidential (calibrated probability; YES / NO / UNDECIDED at "
+        "agent.evidence.accept / reject); a goal may override it",
+        choices=fusion_names,
+    )
+    nbv: str = setting(
+        "farthest",
+        "next-best-view strategy: farthest (angular FPS), random (seeded), llm (needs a language model), "
+        "uncertainty (the view expected to move the evidential probability most); a goal may override it",
+        choices=available_nbv_strategies,
+    )
+    decision_mode: str = setting(
+        "auto", "auto = early_exit for a step budget of 1, else vote_till_end", choices=DECISION_MODES
+    )
+    stop_rule: str = setting(
+        DEFAULT_STOP_RULE,
+        "named stop rule: reference (spec §5.8, the benchmark default), contradiction (also stop once the "
+        "decision is No and an attribute is contradicted) or seen_unanimous (the paper's 'all seen attributes "
+        "agree' plus contradiction)",
+        choices=available_stop_rules,
+    )
+    bbox_mode: BoxMode = setting(
+        BoxMode.GT,
+        "where object boxes come from: gt (privileged ground truth), detections (external Detection2DArray "
+        "topic), detector (a detector backend)",
+        choices=_values(BoxMode),
+    )
+    base_seed: int = setting(42, "seed of the seeded strategies (random next-best-view)")
+    reverify_duplicate_views: bool = setting(
+        False,
+        "ask the verifier again after a refused move, as the reference does (it throws the answers away; "
+        "decisions are identical either way, so the default skips the wasted calls)",
+    )
+    evidence: EvidenceSettings = section(
+        EvidenceSettings, "the evidential fusion's thresholds and the uncertainty next-best-view's model"
+    )
+    model_outage: str = setting(
         "fail",
-        "an episode with at least one language-model call and no successful one (the model server died, answers "
-        "garbage or nothing): fail = it ends FAILED with the cause (DECISION_FAILED; in an evaluation an "
-        "infrastructure failure, retried and never scored); reference = the reference's scoring, each failed "
+        "an episode with at least one language-model call and no successful one: fail = it ends FAILED with the "
+        "cause (in an evaluation an infrastructure failure, retried and never scored); reference = each failed "
         "call answered Missing and the episode scored (parity runs). Either way an answered episode with failed "
         "calls is flagged (records: degraded)",
+        choices=MODEL_OUTAGE_POLICIES,
     )
 
     def __post_init__(self) -> None:
@@ -118,8 +162,6 @@ class AgentSettings:
             raise ValueError(f"unknown agent kind {self.kind!r}; expected one of {list(AGENT_KINDS)}")
         if self.fusion not in fusion_names():
             raise ValueError(f"unknown fusion {self.fusion!r}; expected one of {list(fusion_names())}")
-        if isinstance(self.evidence, Mapping):
-            object.__setattr__(self, "evidence", _evidence_from_mapping(self.evidence))
         if self.nbv not in available_nbv_strategies():
             raise ValueError(f"unknown nbv {self.nbv!r}; expected one of {list(available_nbv_strategies())}")
         if self.decision_mode not in DECISION_MODES:
@@ -149,12 +191,8 @@ class AgentSettings:
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> AgentSettings:
-        """Build from a config mapping; unknown keys are an error naming the allowed ones."""
-        known = {item.name for item in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown agent setting(s) {unknown}; allowed: {sorted(known)}")
-        return cls(**dict(values))
+        """Build from the ``agent`` section of a config; an unknown key is an error naming it."""
+        return dataclass_from_mapping(cls, values, "agent")
 
     def with_overrides(self, **overrides: Any) -> AgentSettings:
         """A copy with the non-empty overrides applied (goal fields use "" for "node default")."""
@@ -179,17 +217,3 @@ class AgentSettings:
                 else {}
             ),
         }
-
-
-def _evidence_from_mapping(values: Mapping[str, Any]) -> EvidenceSettings:
-    known = {item.name for item in fields(EvidenceSettings)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise ValueError(f"unknown agent.evidence setting(s) {unknown}; allowed: {sorted(known)}")
-    converted: dict[str, Any] = {
-        name: float(value)
-        if name in ("accept", "reject", "target_share") and isinstance(value, int)
-        else value
-        for name, value in values.items()
-    }
-    return EvidenceSettings(**converted)

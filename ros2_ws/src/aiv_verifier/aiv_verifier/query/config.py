@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from aiv_common.setting_fields import setting
+
 from .llm import CATEGORY_MATCH_POLICIES, DEFAULT_MAX_ATTRS, POLICY_FALLBACKS
 
 BACKENDS: tuple[str, ...] = ("rules", "llm")
@@ -14,53 +16,62 @@ RULES_DEFAULT_FALLBACK = "object"
 
 @dataclass(frozen=True)
 class QueryConfig:
-    """How queries are interpreted. Every field has a ROS-parameter-friendly type (str, bool, int, str list).
+    """How queries are interpreted (the verifier's ``query.*`` parameters)."""
 
-    backend
-        ``rules`` (default): keyword category classifier + rule-based decomposer, no model.
-        ``llm``: the language model passed to :func:`build_query_interpreter` answers the category, extraction
-        and merge prompts (spec §5.2-5.3).
-    cache_dir
-        Directory holding ``category_cache.json`` / ``attr_cache.json`` / ``merge_cache.json`` (usually the
-        dataset root). "" = no caches. Caches are read before anything is computed, for either backend.
-    description_db
-        Description database(s) used to recover the query object id that keys the caches
-        (``object_descriptions_with_category.json`` / ``object_descriptions.json``). Empty = the first of those
-        found in ``cache_dir``.
-    write_back
-        Store new LLM results in the cache files (atomic replace). Rule-based results are never written.
-    category_match
-        How an LLM category answer is matched: ``exact`` (reference online agent: case-sensitive) or
-        ``case_insensitive`` (reference cache builder).
-    category_fallback
-        Category when nothing usable came back. "" = the reference value for the path: ``bag`` for
-        ``exact`` matching, ``object`` for ``case_insensitive`` matching and for the keyword classifier.
-    llm_fallback_to_rules
-        With the LLM backend, use the keyword classifier when the category answer is unusable and the
-        rule-based decomposer when extraction yields no attribute. Off by default (reference behaviour:
-        fallback class / no attributes).
-    category_prompt, extract_prompt, merge_prompt
-        Template files; "" = the package's ``prompts/category.txt`` / ``extract.txt`` / ``merge.txt``.
-    max_attrs
-        ``{max_attrs}`` in the extraction prompt and ``max_attrs`` in new attr-cache entries (reference: 8).
-        It is only requested, never enforced (the reference never truncates).
-    verbatim_evidence_only
-        Drop LLM attributes whose evidence phrase does not occur in any description (case-insensitive).
-        Off by default (the reference keeps them).
-    """
-
-    backend: str = "rules"
-    cache_dir: str = ""
-    description_db: tuple[str, ...] = ()
-    write_back: bool = False
-    category_match: str = "exact"
-    category_fallback: str = ""
-    llm_fallback_to_rules: bool = False
-    category_prompt: str = ""
-    extract_prompt: str = ""
-    merge_prompt: str = ""
-    max_attrs: int = DEFAULT_MAX_ATTRS
-    verbatim_evidence_only: bool = False
+    backend: str = setting(
+        "rules",
+        "rules (default): keyword category classifier + rule-based decomposer, no model. llm: the language model "
+        "answers the category, extraction and merge prompts (spec §5.2-5.3)",
+        choices=BACKENDS,
+    )
+    cache_dir: str = setting(
+        "",
+        "Directory holding category_cache.json / attr_cache.json / merge_cache.json (usually the dataset root); "
+        '"" = no caches. Caches are read before anything is computed, for either backend',
+    )
+    description_db: tuple[str, ...] = setting(
+        (),
+        "description database(s) whose object ids key the caches (empty = object_descriptions_with_category.json "
+        "or object_descriptions.json in cache_dir); a list, so no ROS parameter",
+    )
+    write_back: bool = setting(
+        False,
+        "Store new LLM results in the cache files (atomic replace). Rule-based results are never written",
+    )
+    category_match: str = setting(
+        "exact",
+        "How an LLM category answer is matched: exact (reference online agent: case-sensitive) or "
+        "case_insensitive (reference cache builder)",
+        choices=CATEGORY_MATCH_POLICIES,
+    )
+    category_fallback: str = setting(
+        "",
+        'Category when nothing usable came back. "" = the reference value for the path: bag for exact matching, '
+        "object for case_insensitive matching and for the keyword classifier",
+    )
+    llm_fallback_to_rules: bool = setting(
+        False,
+        "With the LLM backend, use the keyword classifier when the category answer is unusable and the rule-based "
+        "decomposer when extraction yields no attribute (off: the reference's fallback class / no attributes)",
+    )
+    category_prompt: str = setting(
+        "", 'Category prompt template file; "" = the package\'s prompts/category.txt'
+    )
+    extract_prompt: str = setting(
+        "", 'Extraction prompt template file; "" = the package\'s prompts/extract.txt'
+    )
+    merge_prompt: str = setting("", 'Merge prompt template file; "" = the package\'s prompts/merge.txt')
+    max_attrs: int = setting(
+        DEFAULT_MAX_ATTRS,
+        "{max_attrs} in the extraction prompt and in new attr-cache entries (reference: 8); only requested, never "
+        "enforced (the reference never truncates)",
+        minimum=1,
+    )
+    verbatim_evidence_only: bool = setting(
+        False,
+        "Drop LLM attributes whose evidence phrase does not occur in any description (case-insensitive); off "
+        "by default (the reference keeps them)",
+    )
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:

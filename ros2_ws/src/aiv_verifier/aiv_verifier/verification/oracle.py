@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from aiv_common.setting_fields import setting
 from aiv_dataset.privileged_truth import (
     InstanceTruth,
     PrivilegedTruth,
@@ -258,9 +259,13 @@ class NoiseModel:
     with ``error_rate``. Draws are seeded by (seed, episode, step, attribute) so runs repeat exactly.
     """
 
-    error_rate: float = 0.0
-    unsure_rate: float = 0.0
-    seed: int = 42
+    error_rate: float = setting(
+        0.0, "noisy oracle: share of Yes/No answers flipped (after the Unsure draw)", minimum=0.0, maximum=1.0
+    )
+    unsure_rate: float = setting(
+        0.0, "noisy oracle: share of answers turned Unsure first", minimum=0.0, maximum=1.0
+    )
+    seed: int = setting(42, "seed of the noisy oracle's per-answer draws")
 
     def __post_init__(self) -> None:
         for label, rate in (("error_rate", self.error_rate), ("unsure_rate", self.unsure_rate)):
