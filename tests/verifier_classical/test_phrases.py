@@ -75,6 +75,36 @@ def test_description_is_split_into_clauses_keeping_colour_pairs() -> None:
     ]
 
 
+def test_description_cuts_are_the_readers_option_of_the_one_splitter() -> None:
+    """The phrase reader's cuts (DESCRIPTION_CLAUSES) differ from the query's on purpose: fewer clause words, no
+    absence or logo claim kept whole, connectives only in lower case, and "black-and-white" cut like the
+    spaced form (then glued back as a colour list)."""
+    assert split_description("a sticker with the word HELLO that says hi") == [
+        "a sticker",
+        "the word HELLO that says hi",
+    ]
+    assert split_description("a red hat With a brown brim And blue dots") == [
+        "a red hat With a brown brim And blue dots"
+    ]
+    assert split_description("a mug that has a handle, which has stripes as well as dots") == [
+        "a mug",
+        "a handle",
+        "stripes",
+        "dots",
+    ]
+    assert split_description("a black-and-white striped shirt") == ["a black- and -white striped shirt"]
+    assert split_description('the word"NOVA"in white') == ['the word "NOVA" in white']
+
+
+def test_one_negation_list_for_both_readers() -> None:
+    """The query side's negations and pattern nouns are the phrase reader's too (lexicon.NEGATIONS,
+    lexicon.PATTERN_NOUNS)."""
+    assert analyse_phrase("not striped").kind == "no_pattern"
+    assert analyse_phrase("no motifs").kind == "no_pattern"
+    assert analyse_phrase("never a logo").kind == "no_logo"
+    assert analyse_phrase("plain, no logo").kind == "no_logo"
+
+
 def test_attribute_name_can_mark_a_part() -> None:
     info = analyse_phrase("brown")
     assert is_main_colour_claim(info, "body_color")

@@ -7,11 +7,8 @@ import json
 
 import pytest
 from aiv_dataset.vocabulary import CATEGORIES
-from aiv_verifier.query.categories import (
-    CATEGORY_KEYWORDS,
-    KeywordCategoryClassifier,
-    normalise_category,
-)
+from aiv_verifier.query.categories import KeywordCategoryClassifier, normalise_category
+from aiv_verifier.query.category_words import CATEGORY_KEYWORDS
 
 from .conftest import synthetic_descriptions
 

@@ -1,4 +1,4 @@
-"""Words the weight-free query parser and the classical verifier share.
+"""Words the description parser's two readers (query decomposition and the verifier's phrase reading) share.
 
 The rule-based decomposer reads a colour, pattern or material word out of a description, and the classical
 verifier has to recognise the very same word in pixels; keeping one vocabulary is what guarantees that every
@@ -309,8 +309,16 @@ COUNT_WORDS: MappingProxyType[str, int] = MappingProxyType(
     }
 )
 
-#: Words that mean "absent"; "no logo" is a checkable claim (the verifier looks for any logo).
-NEGATION_WORDS: tuple[str, ...] = ("no", "without", "plain", "none")
+#: Words that mean "absent": "no logo" is a checkable claim (the verifier looks for any logo), "without a
+#: handle" one the decomposer writes as an absence. ("plain" says the same of a pattern only; the readers
+#: treat it beside these.)
+NEGATIONS: frozenset[str] = frozenset({"no", "without", "not", "nothing", "none", "never"})
+
+#: Words for "a pattern" in general: the word before them names the kind ("galaxy print"), and a negation
+#: turns them into a plain-surface claim ("no pattern").
+PATTERN_NOUNS: frozenset[str] = frozenset(
+    {"pattern", "patterns", "patterned", "print", "prints", "printed", "motif", "motifs"}
+)
 
 
 def canonical_colour(word: str) -> str | None:

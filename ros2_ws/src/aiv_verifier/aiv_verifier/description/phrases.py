@@ -1,251 +1,62 @@
-"""Evidence phrase → what the pixels should show.
+"""Evidence phrase → what the pixels should show: the verifier's reader of the description parser.
 
 The verifier receives quoted text such as ``"a brown brim"``, ``"purple polka dots"`` or ``the word "NOVA" in
 white``, never structured values, so the first step of every check is to read the phrase with the same
-vocabulary the query decomposer used (:mod:`aiv_verifier.lexicon`). The analysis is deliberately shallow:
-word lists and positions, no grammar. What cannot be recognised stays empty and the backend then answers
-Unsure instead of guessing.
+vocabulary the query decomposer used (:mod:`aiv_verifier.lexicon`, :mod:`.words`). The analysis is
+deliberately shallow: the parser's tokens in :data:`~.tokens.READING_TOKENS` style, word lists and positions,
+no grammar. What cannot be recognised stays empty and the backend then answers Unsure instead of guessing.
 
-Whole descriptions (direct mode) are split into clauses at commas and connectives ("with", "featuring",
-"and", ...); each clause is analysed on its own, and the first clause, which names the object itself, carries
-the object's main colour ("a light blue straw sun hat ...").
+Whole descriptions (direct mode) are cut into clauses by the parser's clause splitter with
+:data:`~.clauses.DESCRIPTION_CLAUSES` (at commas and connectives: "with", "featuring", "and", ...); each clause
+is analysed on its own, and the first clause, which names the object itself, carries the object's main colour
+("a light blue straw sun hat ...").
 """
 
 from __future__ import annotations
 
 import functools
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .. import lexicon
+from .chunks import token_chunks
+from .clauses import DESCRIPTION_CLAUSES, split_clauses
+from .tokens import CUTTING_TOKENS, READING_TOKENS, Token, tokenize
+from .words import (
+    COLOUR_LIST_FILLERS,
+    MAIN_NOUNS,
+    METALLIC_WORDS,
+    ONE_SIDED_PARTS,
+    ONE_SIDED_WORDS,
+    PART_NOUNS,
+    SEE_THROUGH_WORDS,
+    SMALL_PARTS,
+)
+
+__all__ = [
+    "MAIN_NOUNS",
+    "MAX_PHRASE_CHARS",
+    "ColourTerm",
+    "PhraseInfo",
+    "analyse_phrase",
+    "is_main_colour_claim",
+    "is_metallic",
+    "named_colour_terms",
+    "part_faces_every_side",
+    "part_is_see_through",
+    "pattern_faces_every_side",
+    "split_description",
+]
 
 #: Phrases longer than this are cut before analysis: a real evidence phrase is a few words, and a runaway
 #: input must not cost more than a few milliseconds.
 MAX_PHRASE_CHARS = 600
 
-#: Nouns that name a sub-part of an object. A colour claimed for such a part can only be checked by
-#: presence (the part is not localised), never by the object's dominant colour.
-PART_NOUNS: frozenset[str] = frozenset(
-    [
-        "brim",
-        "band",
-        "bands",
-        "strap",
-        "straps",
-        "handle",
-        "handles",
-        "lid",
-        "lids",
-        "spine",
-        "sole",
-        "soles",
-        "lace",
-        "laces",
-        "shoelaces",
-        "pocket",
-        "pockets",
-        "flap",
-        "flaps",
-        "dial",
-        "dials",
-        "lens",
-        "lenses",
-        "frame",
-        "frames",
-        "rim",
-        "rims",
-        "arm",
-        "arms",
-        "temple",
-        "temples",
-        "cup",
-        "cups",
-        "cushion",
-        "cushions",
-        "headband",
-        "snout",
-        "muzzle",
-        "nose",
-        "pad",
-        "pads",
-        "paw",
-        "paws",
-        "ear",
-        "ears",
-        "wheel",
-        "wheels",
-        "roof",
-        "keychain",
-        "fob",
-        "head",
-        "heads",
-        "heel",
-        "heels",
-        "tab",
-        "tabs",
-        "plate",
-        "plates",
-        "wallpaper",
-        "screen",
-        "keyboard",
-        "bow",
-        "ribbon",
-        "card",
-        "cards",
-        "grip",
-        "inside",
-        "interior",
-        "trim",
-        "zipper",
-        "zippers",
-        "zip",
-        "button",
-        "buttons",
-        "buckle",
-        "buckles",
-        "collar",
-        "tongue",
-        "toe",
-        "stitching",
-        "seam",
-        "seams",
-        "bezel",
-        "face",
-        "hands",
-        "cord",
-        "cable",
-        "lining",
-        "crown",
-        "visor",
-        "peak",
-        "tip",
-        "cap",
-        "bottom",
-        "top",
-        "side",
-        "sides",
-        "edge",
-        "edges",
-        "corner",
-        "corners",
-        "border",
-        "chain",
-        "ring",
-        "eyes",
-        "eye",
-        "mouth",
-        "tail",
-        "legs",
-        "leg",
-        "feet",
-        "foot",
-        "sticker",
-        "patch",
-        "label",
-        "hood",
-        "sleeve",
-        "sleeves",
-        "bumper",
-        "trackpad",
-        "touchpad",
-        "hinge",
-        "keys",
-        "key",
-        "mesh",
-        "panel",
-        "panels",
-        "accent",
-        "accents",
-        "detail",
-        "details",
-    ]
-)
+#: The word a quoted string stands as among a phrase's words (the text's colour is found relative to it).
+QUOTE_WORD = "qqq"
 
-#: Nouns that stand for the object as a whole ("a lavender base colour", "brass metal", "light blue fur").
-MAIN_NOUNS: frozenset[str] = frozenset(
-    [
-        "body",
-        "base",
-        "colour",
-        "color",
-        "colours",
-        "colors",
-        "fur",
-        "exterior",
-        "outside",
-        "shell",
-        "case",
-        "cover",
-        "upper",
-        "surface",
-        "fabric",
-        "material",
-        "metal",
-        "finish",
-        "main",
-        "overall",
-        "coat",
-        "covering",
-        "casing",
-        "housing",
-    ]
-)
-
-#: Attribute-name prefixes that mark a whole-object colour (``body_color``, ``fur_colour``, ``color``).
-MAIN_NAME_PREFIXES: tuple[str, ...] = ("color", "colour", "main", "body", "base", "overall", "fur", "object")
-
-#: Connectives at which a long description is split into clauses.
-_CLAUSE_SPLIT = re.compile(
-    r"\s*(?:[,;:.!?]+|\band\b|\bwith\b|\bfeaturing\b|\bthat has\b|\bwhich has\b|\bhaving\b|\bhas\b|\bplus\b"
-    r"|\bas well as\b|\bwhile\b|\bbut\b)\s*"
-)
-_QUOTE = re.compile(r"[\"“”„«»]([^\"“”„«»]{1,60})[\"“”„«»]")
-_WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
-_FILLER: frozenset[str] = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "its",
-        "it",
-        "their",
-        "his",
-        "her",
-        "this",
-        "that",
-        "small",
-        "large",
-        "big",
-        "little",
-        "tiny",
-        "thin",
-        "thick",
-        "some",
-        "several",
-        "on",
-        "in",
-        "at",
-        "of",
-        "around",
-        "along",
-        "across",
-        "near",
-        "over",
-        "under",
-        "by",
-        "to",
-        "one",
-        "two",
-        "three",
-        "four",
-        "five",
-        "six",
-        "single",
-        "pair",
-        "each",
-        "both",
-    ]
-)
+#: Words that make a logo or pattern mention an absence: the negations, and "plain" ("a plain surface").
+_ABSENCE_WORDS: frozenset[str] = lexicon.NEGATIONS | {"plain"}
 
 
 @dataclass(frozen=True)
@@ -292,12 +103,9 @@ class PhraseInfo:
     words: tuple[str, ...] = field(default=(), repr=False)
 
 
-#: Words for "a pattern" in general, which a negation turns into a plain-surface claim ("no pattern").
-_PATTERN_NOUNS: frozenset[str] = frozenset(["pattern", "patterns", "patterned", "print", "prints", "printed"])
-
-
-def _normalise(text: str) -> str:
-    return " ".join(text.lower().replace("colored", "coloured").replace("’", "'").split())
+def _words(tokens: Sequence[Token]) -> list[str]:
+    """A phrase's words in reading order, a quoted string as :data:`QUOTE_WORD`."""
+    return [QUOTE_WORD if token.kind == "quote" else token.norm for token in tokens]
 
 
 def _colour_at(words: list[str], i: int) -> tuple[ColourTerm | None, int]:
@@ -371,23 +179,23 @@ def analyse_phrase(phrase: str) -> PhraseInfo:
 def _analyse_phrase(raw: str) -> PhraseInfo:
     truncated = len(raw) > MAX_PHRASE_CHARS
     raw = raw[:MAX_PHRASE_CHARS]
-    quoted = tuple(q.strip() for q in _QUOTE.findall(raw) if q.strip())
-    text = _normalise(_QUOTE.sub(" qqq ", raw))
-    words = _WORD.findall(text)
+    tokens = tokenize(raw, READING_TOKENS)
+    quoted = tuple(
+        token.text[1:-1].strip() for token in tokens if token.kind == "quote" and token.text[1:-1].strip()
+    )
+    words = _words(tokens)
     colours = _find_colours(words)
     pattern, pattern_pos = _find_multiword(words, dict(lexicon.PATTERN_WORDS))
     has_text_cue = bool(quoted) or any(w in lexicon.TEXT_CUES for w in words)
     logo_positions = [i for i, w in enumerate(words) if w in lexicon.LOGO_CUES]
     negated = any(
-        w in lexicon.NEGATION_WORDS and any(0 < j - i <= 3 for j in logo_positions)
-        for i, w in enumerate(words)
+        w in _ABSENCE_WORDS and any(0 < j - i <= 3 for j in logo_positions) for i, w in enumerate(words)
     )
-    pattern_positions = [i for i, w in enumerate(words) if w in _PATTERN_NOUNS] + (
+    pattern_positions = [i for i, w in enumerate(words) if w in lexicon.PATTERN_NOUNS] + (
         [pattern_pos] if pattern else []
     )
     plain_claim = any(
-        w in lexicon.NEGATION_WORDS and any(0 < j - i <= 2 for j in pattern_positions)
-        for i, w in enumerate(words)
+        w in _ABSENCE_WORDS and any(0 < j - i <= 2 for j in pattern_positions) for i, w in enumerate(words)
     )
     logo_shape = _logo_shape(words)
     materials = tuple(w for w in words if w in lexicon.MATERIAL_WORDS)
@@ -414,7 +222,7 @@ def _analyse_phrase(raw: str) -> PhraseInfo:
     elif (quoted and has_text_cue) or quoted:
         kind = "text"
         # The text's colour: "in white" after the quote, or a colour right before "word"/"lettering".
-        q_pos = words.index("qqq") if "qqq" in words else 0
+        q_pos = words.index(QUOTE_WORD) if QUOTE_WORD in words else 0
         after = [c for c in colours if c.position > q_pos]
         own = after[:1] if after else [c for c in colours if c.position < q_pos][-1:]
     elif logo_positions:
@@ -465,30 +273,26 @@ def _analyse_phrase(raw: str) -> PhraseInfo:
 def split_description(description: str) -> list[str]:
     """Split a whole description into short clause strings, keeping colour pairs ("black and white") together.
 
-    A clause made only of colour words and fillers is glued to the next one, so "black and white stripes"
-    stays one pattern claim while "a brown brim and purple dots" becomes two claims.
-
-    Deliberately not the query parser's :func:`aiv_verifier.query.text.split_clauses`, which cuts a token
-    stream at more words ("that", "or", ...) and keeps absence and logo claims whole: the two disagree on some
-    descriptions ("a sticker with the word ..."), and these cuts shape the classical verifier's direct- and
-    merged-mode answers, so using the other would change results.
+    The cuts are the parser's :func:`~.clauses.split_clauses` with :data:`~.clauses.DESCRIPTION_CLAUSES` on
+    :data:`~.tokens.CUTTING_TOKENS` (a quoted title is never cut, even when it holds "and"). A clause made only
+    of colour words and fillers is glued to the next one, so "black and white stripes" stays one pattern claim
+    while "a brown brim and purple dots" becomes two claims. These cuts differ from the query's (fewer words,
+    no absence or logo claim kept whole) because the classical verifier's direct- and merged-mode answers were
+    tuned on them.
     """
     raw = (description if isinstance(description, str) else "")[: MAX_PHRASE_CHARS * 2]
-    # Protect quoted text from the splitter (a title may contain "and").
-    quotes: list[str] = []
-
-    def _stash(match: re.Match[str]) -> str:
-        quotes.append(match.group(0))
-        return f" QQ{len(quotes) - 1}QQ "
-
-    protected = _QUOTE.sub(_stash, raw)
-    pieces = [p.strip() for p in _CLAUSE_SPLIT.split(protected) if p and p.strip()]
+    tokens = tokenize(raw, CUTTING_TOKENS)
     clauses: list[str] = []
     pending = ""
-    for piece in pieces:
-        words = _WORD.findall(_normalise(piece))
+    for clause in split_clauses(token_chunks(tokens), DESCRIPTION_CLAUSES, text=raw):
+        # A quoted string stands apart from its neighbours ("the word"NOVA"" reads as the word "NOVA").
+        spaced = _spaced_quotes(raw, clause.start, clause.end, tokens)
+        piece = " ".join(spaced.split())
+        words = _words(tokenize(spaced, READING_TOKENS))
         only_colour = bool(words) and all(
-            w in _FILLER or w in lexicon.COLOUR_MODIFIERS or lexicon.canonical_colour(w) is not None
+            w in COLOUR_LIST_FILLERS
+            or w in lexicon.COLOUR_MODIFIERS
+            or lexicon.canonical_colour(w) is not None
             for w in words
         )
         if only_colour and _find_colours(words):
@@ -498,100 +302,19 @@ def split_description(description: str) -> list[str]:
         pending = ""
     if pending:
         clauses.append(pending.removesuffix(" and"))
-
-    def _restore(text: str) -> str:
-        return re.sub(r"QQ(\d+)QQ", lambda m: quotes[int(m.group(1))], text)
-
-    return [" ".join(_restore(c).split()) for c in clauses if c]
+    return [" ".join(clause.split()) for clause in clauses if clause]
 
 
-#: Words that tie a part to one side of the object ("on the front", "the right arm", "inside"): such a part
-#: faces away from some viewpoints, so not seeing its colour in one view says nothing.
-ONE_SIDED_WORDS: frozenset[str] = frozenset(
-    ["front", "back", "rear", "side", "sides", "left", "right", "bottom", "underside", "inside", "interior"]
-)
-
-#: Parts that exist on one face of their object whatever the phrase says: a phone's or laptop's screen, a
-#: camera's lens, a book's spine, a mug's handle and inside, a toy's snout, face and foot pads, a pocket, a backpack's
-#: shoulder straps.
-ONE_SIDED_PARTS: frozenset[str] = frozenset(
-    [
-        "shoulder",
-        "screen",
-        "wallpaper",
-        "display",
-        "spine",
-        "handle",
-        "handles",
-        "lens",
-        "inside",
-        "interior",
-        "lining",
-        "snout",
-        "muzzle",
-        "nose",
-        "face",
-        "eyes",
-        "eye",
-        "mouth",
-        "pad",
-        "pads",
-        "paw",
-        "paws",
-        "pocket",
-        "pockets",
-        "plate",
-        "plates",
-        "buckle",
-        "buckles",
-        "zipper",
-        "zippers",
-        "zip",
-        "tongue",
-        "toe",
-    ]
-)
-
-#: Parts a view from 1-2 m may not resolve: small accessories (a teddy bear's bow, a watch's dial, heel tabs,
-#: buttons) and thin ones (the arms and rims of glasses, laces, cords), a few millimetres across, so one or
-#: two camera pixels that compression and noise wash out. Not seeing their colour is no evidence.
-SMALL_PARTS: frozenset[str] = frozenset(
-    [
-        "bow",
-        "ribbon",
-        "dial",
-        "dials",
-        "button",
-        "buttons",
-        "tab",
-        "tabs",
-        "tip",
-        "charm",
-        "pin",
-        "rivet",
-        "arm",
-        "arms",
-        "temple",
-        "temples",
-        "rim",
-        "rims",
-        "lace",
-        "laces",
-        "shoelaces",
-        "cord",
-        "cords",
-        "cable",
-        "chain",
-        "wire",
-        "string",
-    ]
-)
-
-#: Words of a part the background shows through (tinted lenses, a window): its colour mixes with whatever
-#: lies behind it, so its absence is never evidence.
-SEE_THROUGH_WORDS: frozenset[str] = frozenset(
-    ["lenses", "glass", "glasses", "window", "windows", "tinted", "transparent", "translucent", "clear"]
-)
+def _spaced_quotes(raw: str, start: int, end: int, tokens: Sequence[Token]) -> str:
+    """``raw[start:end]`` with a space either side of every quoted string in it."""
+    parts: list[str] = []
+    position = start
+    for token in tokens:
+        if token.kind == "quote" and start <= token.start and token.end <= end:
+            parts.extend((raw[position : token.start], f" {token.text} "))
+            position = token.end
+    parts.append(raw[position:end])
+    return "".join(parts)
 
 
 def part_faces_every_side(info: PhraseInfo) -> bool:
@@ -616,27 +339,6 @@ def pattern_faces_every_side(info: PhraseInfo) -> bool:
     if info.part and info.part not in MAIN_NOUNS:
         return part_faces_every_side(info)
     return not set(info.words) & ONE_SIDED_WORDS
-
-
-#: Words of a metal finish. A polished metal mirrors its surroundings, so the pixels of "a rose gold key"
-#: show the room's colours more than the metal's: they can confirm the colour but never rule it out.
-METALLIC_WORDS: frozenset[str] = frozenset(
-    [
-        "gold",
-        "golden",
-        "brass",
-        "bronze",
-        "copper",
-        "chrome",
-        "chromed",
-        "silver",
-        "gunmetal",
-        "metallic",
-        "steel",
-        "aluminium",
-        "aluminum",
-    ]
-)
 
 
 def is_metallic(info: PhraseInfo) -> bool:
@@ -670,6 +372,5 @@ def named_colour_terms(descriptions: tuple[str, ...] | list[str]) -> list[Colour
     for description in descriptions:
         if not isinstance(description, str):
             continue
-        text = _normalise(_QUOTE.sub(" qqq ", description[:MAX_PHRASE_CHARS]))
-        terms.extend(_find_colours(_WORD.findall(text)))
+        terms.extend(_find_colours(_words(tokenize(description[:MAX_PHRASE_CHARS], READING_TOKENS))))
     return terms
