@@ -108,6 +108,7 @@ build_inputs() {
         ! -path 'ros2_ws/src/aiv_offline_sim/aiv_offline_sim/*' \
         ! -path 'ros2_ws/src/aiv_verifier/aiv_verifier/*' \
         ! -path 'ros2_ws/src/aiv_common/aiv_common/*' \
+        ! -path 'ros2_ws/src/aiv_checks/aiv_checks/*' \
         ! -path 'ros2_ws/src/aiv_bags/aiv_bags/*' \
         ! -path 'ros2_ws/src/aiv_bags_ros/aiv_bags_ros/*' \
         ! -path 'ros2_ws/src/aiv_robot_sim/aiv_robot_sim/*' \

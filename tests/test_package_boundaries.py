@@ -23,6 +23,10 @@
   calls; ``tests/evaluator/test_in_process_without_ros.py`` checks the same on a real run.
 - A node module (one that defines an rclpy Node) imports no other node module: what two nodes share (QoS of the
   topic between them, parameter tables, message conversions) lives in a module of its own.
+- ``aiv_checks`` (the weight-free verifier's checks) sits on the verifier's ROS-free core and is imported, at run
+  time, by the agent factory alone (``aiv_verifier.agent.factory``, which hands its settings class to the
+  configuration); research tools (``aiv_eval.research``) and tests may import it directly. It imports no ROS, no
+  simulator, generator or evaluation.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "ros2_ws" / "src"
 PROJECT_PACKAGES = (
     "aiv_common",
+    "aiv_checks",
     "aiv_dataset",
     "aiv_synth",
     "aiv_offline_sim",
@@ -50,6 +55,18 @@ PROJECT_PACKAGES = (
 SYNTH_USERS = {"aiv_robot_sim"}
 
 FORBIDDEN: dict[str, set[str]] = {
+    "aiv_checks": {
+        "aiv_offline_sim",
+        "aiv_synth",
+        "aiv_eval",
+        "aiv_bags",
+        "aiv_bags_ros",
+        "aiv_robot",
+        "aiv_robot_sim",
+        "aiv_models",
+        "aiv_interfaces",
+        "rclpy",
+    },
     "aiv_models": {name for name in PROJECT_PACKAGES if name != "aiv_models"} | {"rclpy"},
     "aiv_verifier": {"aiv_offline_sim", "aiv_synth", "aiv_eval"},
     "aiv_dataset": {"aiv_common", "aiv_synth", "aiv_offline_sim", "aiv_verifier", "aiv_eval", "rclpy"},
@@ -126,6 +143,26 @@ def test_model_libraries_are_imported_only_where_a_model_is_loaded(package: str)
         for path in _modules(package)
     }
     assert {name: bad for name, bad in offenders.items() if bad} == {}
+
+
+#: The one run-time module that imports the checks package, and the research tools that may.
+CHECKS_USERS = {"aiv_verifier/aiv_verifier/agent/factory.py"}
+CHECKS_RESEARCH = "aiv_eval/aiv_eval/research/"
+
+
+def test_only_the_agent_factory_imports_the_checks_package_at_run_time() -> None:
+    users = {
+        str(path.relative_to(SRC))
+        for package in PROJECT_PACKAGES
+        if package != "aiv_checks"
+        for path in _modules(package)
+        if "aiv_checks" in _imported_top_levels(path)
+    }
+    assert {user for user in users if not user.startswith(CHECKS_RESEARCH)} == CHECKS_USERS
+
+
+def test_the_old_classical_backend_is_gone() -> None:
+    assert not (SRC / "aiv_verifier" / "aiv_verifier" / "verification" / "classical").exists()
 
 
 def test_only_the_robot_stand_in_imports_the_generator_at_run_time() -> None:

@@ -20,6 +20,7 @@ def test_every_package_has_a_manifest():
     assert {path.parent.name for path in MANIFESTS} == {
         "aiv_bags",
         "aiv_bags_ros",
+        "aiv_checks",
         "aiv_common",
         "aiv_dataset",
         "aiv_eval",

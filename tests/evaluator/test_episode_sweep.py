@@ -175,7 +175,7 @@ def test_perturbation_is_deterministic_per_capture_and_changes_the_frame() -> No
         (["--dataset", "{missing}"], "dataset root does not exist"),
         (["--dataset", "{root}", "--index", "val/nope.jsonl"], "nope.jsonl"),
         (["--dataset", "{root}", "--set", "no_such_rule=1"], "unknown parameter 'no_such_rule'"),
-        (["--dataset", "{root}", "--set", "identity_min_pixels=many"], "identity_min_pixels"),
+        (["--dataset", "{root}", "--set", "identity.min_pixels=many"], "identity.min_pixels"),
         (["--dataset", "{root}", "--set", "region.no_such_key=1"], "unknown parameter 'region.no_such_key'"),
         (["--dataset", "{root}", "--set", "region.white_balance=sepia"], "white_balance must be one of"),
         (["--dataset", "{root}", "--set", "category.enabled=maybe"], "expected true or false"),

@@ -11,6 +11,7 @@ import threading
 
 import numpy as np
 import pytest
+from aiv_checks.checks.category import focal_px
 from aiv_dataset.vocabulary import BENCHMARK_INTRINSICS
 from aiv_eval.env_port import focal_of
 from aiv_offline_sim.episode_service import camera_matrix
@@ -18,7 +19,6 @@ from aiv_verifier.agent.port import FrameRequest
 from aiv_verifier.camera_model import LatestCamera, PinholeCamera, camera_from_info
 from aiv_verifier.frame_cache import FrameEntry
 from aiv_verifier.ros_port import FrameSource, view_frame
-from aiv_verifier.verification.classical.category import focal_px
 
 K_640 = [615.0, 0.0, 320.0, 0.0, 615.0, 240.0, 0.0, 0.0, 1.0]
 

@@ -14,13 +14,13 @@ import pytest  # noqa: E402
 @pytest.fixture(scope="session")
 def verifier():
     """One verifier per test session (its OCR models load, ~1 s, on the first text claim it judges)."""
-    from aiv_verifier.verification.classical import ClassicalVerifier
+    from aiv_checks import ClassicalVerifier
 
     return ClassicalVerifier()
 
 
 @pytest.fixture(scope="session")
 def verifier_without_ocr():
-    from aiv_verifier.verification.classical import ClassicalParams, ClassicalVerifier
+    from aiv_checks import ClassicalSettings, ClassicalVerifier
 
-    return ClassicalVerifier(ClassicalParams(ocr_engine="none"))
+    return ClassicalVerifier(ClassicalSettings(ocr_engine="none"))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from aiv_checks import ClassicalVerifier
 from aiv_verifier.core.types import Attribute, Decision
 from aiv_verifier.verification.base import ViewInput, check_answers
-from aiv_verifier.verification.classical import ClassicalVerifier
 
 from verifier_classical.scenes import BOX, attr, paint_object, solid, view_of
 

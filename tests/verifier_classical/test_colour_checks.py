@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from aiv_checks import ClassicalSettings, ClassicalVerifier
+from aiv_checks.checks.part_colour import PartColourSettings
+from aiv_checks.measure.colour import COLOUR_NAMES, PROTOTYPES_RGB, name_pixels_rgb
 from aiv_verifier.core.types import Decision
-from aiv_verifier.verification.classical import ClassicalParams, ClassicalVerifier
-from aiv_verifier.verification.classical.colour import COLOUR_NAMES, PROTOTYPES_RGB, name_pixels_rgb
 
 from verifier_classical.scenes import BOX, attr, halves, paint_object, solid, view_of
 
@@ -100,7 +101,9 @@ def test_part_colours_present_absent_and_hidden(verifier_without_ocr) -> None:
 
 
 def test_an_absent_part_colour_needs_a_well_resolved_view(verifier_without_ocr) -> None:
-    off = ClassicalVerifier(ClassicalParams(ocr_engine="none", part_absent_is_no=False), ocr=None)
+    off = ClassicalVerifier(
+        ClassicalSettings(ocr_engine="none", part_colour=PartColourSettings(absent_is_no=False)), ocr=None
+    )
     frame = paint_object(solid(BLUE))
     assert _answers(off, frame, "a red strap")[0] is Decision.UNSURE
     small = (170, 300, 180, 312)  # 10x12 camera pixels: a part could hide in one pixel

@@ -14,10 +14,13 @@ import dataclasses
 import cv2
 import numpy as np
 import pytest
+from aiv_checks import ClassicalSettings, ClassicalVerifier
+from aiv_checks.checks.category import CategorySettings, judge_category
+from aiv_checks.checks.identity import IdentitySettings
+from aiv_checks.checks.main_colour import MainColourSettings
+from aiv_checks.checks.part_colour import PartColourSettings
+from aiv_checks.measure.colour import claim_evidence, srgb_to_lab
 from aiv_verifier.core.types import Decision
-from aiv_verifier.verification.classical import ClassicalParams, ClassicalVerifier
-from aiv_verifier.verification.classical.category import CategoryParams, judge_category
-from aiv_verifier.verification.classical.colour import claim_evidence, srgb_to_lab
 
 from verifier_classical.scenes import BOX, attr, background, halves, paint_object, solid, view_of
 
@@ -117,9 +120,15 @@ def test_a_part_colour_that_is_not_the_main_colour(verifier_without_ocr) -> None
 def test_a_part_colour_found_somewhere_needs_the_main_colour_to_count() -> None:
     # A blue object with a yellow band: "a yellow band" found somewhere on it is evidence only when the
     # query's main colour is seen too; on an object of another colour the yellow patch may be anything.
-    strict = ClassicalVerifier(ClassicalParams(ocr_engine="none", part_yes_corroboration="main_match"))
-    found = ClassicalVerifier(ClassicalParams(ocr_engine="none", part_yes_corroboration="main_found"))
-    loose = ClassicalVerifier(ClassicalParams(ocr_engine="none", part_yes_corroboration="none"))
+    strict = ClassicalVerifier(
+        ClassicalSettings(ocr_engine="none", part_colour=PartColourSettings(yes_corroboration="main_match"))
+    )
+    found = ClassicalVerifier(
+        ClassicalSettings(ocr_engine="none", part_colour=PartColourSettings(yes_corroboration="main_found"))
+    )
+    loose = ClassicalVerifier(
+        ClassicalSettings(ocr_engine="none", part_colour=PartColourSettings(yes_corroboration="none"))
+    )
     frame = paint_object(halves(BLUE, YELLOW, split=0.8))
     assert _answers(strict, frame, "a yellow band", "blue") == [Decision.YES, Decision.YES]
     assert _answers(loose, frame, "a yellow band", "red") == [Decision.YES, Decision.NO]
@@ -137,8 +146,8 @@ def test_a_part_colour_found_somewhere_needs_the_main_colour_to_count() -> None:
     assert band is Decision.YES and main_yellow is not Decision.YES
     assert _answers(strict, frame, "a blue band", "yellow")[0] is Decision.UNSURE
     assert _answers(found, frame, "a yellow band", "red")[0] is Decision.UNSURE
-    with pytest.raises(ValueError, match="part_yes_corroboration"):
-        ClassicalParams(part_yes_corroboration="always")
+    with pytest.raises(ValueError, match=r"part_colour\.yes_corroboration"):
+        ClassicalSettings(part_colour=PartColourSettings(yes_corroboration="always"))
 
 
 def test_see_through_parts_are_never_contradicted_by_their_absence(verifier_without_ocr) -> None:
@@ -190,12 +199,12 @@ def test_the_category_gate_answers_no_only_on_impossible_sizes(verifier_without_
     assert _answers(verifier_without_ocr, frame, "blue", category="bag")[0] is Decision.YES
     # A small box says nothing against a small category, nor against a large one unless clearly tiny.
     small = (150, 300, 190, 340)
-    assert not judge_category("mug", small, (640, 360), CategoryParams()).mismatch
-    assert not judge_category("backpack", small, (640, 360), CategoryParams()).mismatch
-    assert judge_category("backpack", (170, 320, 184, 334), (640, 360), CategoryParams()).mismatch
+    assert not judge_category("mug", small, (640, 360), CategorySettings()).mismatch
+    assert not judge_category("backpack", small, (640, 360), CategorySettings()).mismatch
+    assert judge_category("backpack", (170, 320, 184, 334), (640, 360), CategorySettings()).mismatch
     # A ball is round; a box four times longer than wide is no ball. Disabled gate: nothing.
-    assert judge_category("ball", (100, 300, 260, 340), (640, 360), CategoryParams()).mismatch
-    off = CategoryParams(enabled=False)
+    assert judge_category("ball", (100, 300, 260, 340), (640, 360), CategorySettings()).mismatch
+    off = CategorySettings(enabled=False)
     assert not judge_category("mug", BOX, (640, 360), off).mismatch
 
 
@@ -213,14 +222,18 @@ def test_the_size_cue_uses_the_cameras_own_focal_length(verifier_without_ocr) ->
     # A 14 px box is too small for a backpack through the benchmark camera (at most 6 cm at 1.9 m), but a
     # wide-angle camera (fx 150 px) sees a 18 cm extent there: no longer ruled out.
     tiny = (170, 320, 184, 334)
-    assert judge_category("backpack", tiny, (640, 360), CategoryParams()).mismatch
-    assert not judge_category("backpack", tiny, (640, 360), CategoryParams(), focal_length_px=150.0).mismatch
+    assert judge_category("backpack", tiny, (640, 360), CategorySettings()).mismatch
+    assert not judge_category(
+        "backpack", tiny, (640, 360), CategorySettings(), focal_length_px=150.0
+    ).mismatch
     # A focal length that is no focal length falls back to the parameter rather than dividing by it.
-    assert judge_category("backpack", tiny, (640, 360), CategoryParams(), focal_length_px=0.0).mismatch
+    assert judge_category("backpack", tiny, (640, 360), CategorySettings(), focal_length_px=0.0).mismatch
 
 
 def test_the_earlier_main_colour_rule_stays_selectable() -> None:
-    names_only = ClassicalVerifier(ClassicalParams(ocr_engine="none", main_no_rule="names"))
+    names_only = ClassicalVerifier(
+        ClassicalSettings(ocr_engine="none", main_colour=MainColourSettings(no_rule="names"))
+    )
     frame = paint_object(solid(BLUE, shade=0.3))
     assert _answers(names_only, frame, "blue")[0] is Decision.YES
 
@@ -249,7 +262,9 @@ def test_identity_gate_catches_a_small_unnamed_trim_but_not_a_cast_on_white_part
     # A blue bag whose lowest tenth is an orange trim no description names: a same-category distractor.
     trimmed = paint_object(halves(BLUE, ORANGE, split=0.9))
     assert ask(verifier_without_ocr, trimmed, "a blue bag with a white strap") is Decision.NO
-    lenient = ClassicalVerifier(ClassicalParams(ocr_engine="none", identity_unexplained_share=0.1))
+    lenient = ClassicalVerifier(
+        ClassicalSettings(ocr_engine="none", identity=IdentitySettings(unexplained_share=0.1))
+    )
     assert ask(lenient, trimmed, "a blue bag with a white strap") is Decision.YES
     # The described bag (blue with a white lower part) under warm and cool casts: the tinted white is not
     # "clearly coloured", so the gate stays shut. (The warmest corner of the sweep's casts, blue x0.85, does
@@ -263,8 +278,8 @@ def test_identity_gate_catches_a_small_unnamed_trim_but_not_a_cast_on_white_part
 
 
 def test_bad_rule_names_are_refused() -> None:
-    with pytest.raises(ValueError, match="main_no_rule"):
-        ClassicalParams(main_no_rule="maybe")
+    with pytest.raises(ValueError, match=r"main_colour\.no_rule"):
+        ClassicalSettings(main_colour=MainColourSettings(no_rule="maybe"))
 
 
 def _glasses_over_an_orange_wall() -> tuple[np.ndarray, tuple[int, int, int, int]]:
@@ -286,8 +301,8 @@ def test_see_through_glasses_are_not_judged_by_what_shows_through_their_lenses()
     # without it the wall makes the true glasses "not the described object".
     frame, box = _glasses_over_an_orange_wall()
     view = view_of(frame, box, "eyeglasses", ("glasses with a blue frame",))
-    aware = ClassicalVerifier(ClassicalParams(ocr_engine="none"))
-    naive = ClassicalVerifier(ClassicalParams(ocr_engine="none", open_frame_palette_unreliable=False))
+    aware = ClassicalVerifier(ClassicalSettings(ocr_engine="none"))
+    naive = ClassicalVerifier(ClassicalSettings(ocr_engine="none", open_frame_palette_unreliable=False))
     assert aware.verify(view, [attr("blue")])[0].answer is Decision.YES
     answer = naive.verify(view, [attr("blue")])[0]
     assert answer.answer is Decision.NO
@@ -307,10 +322,10 @@ def test_no_palette_rule_judges_glasses_by_the_wall_behind_them() -> None:
     claims = [attr("purple"), attr("purple arms", name="arm_color"), attr("green", name="colour")]
 
     def answers(category: str, see_through_aware: bool) -> list[Decision]:
-        params = ClassicalParams(
+        params = ClassicalSettings(
             ocr_engine="none",
             open_frame_palette_unreliable=see_through_aware,
-            identity_unexplained_share=0.0,  # the identity gate has its own test above
+            identity=IdentitySettings(unexplained_share=0.0),  # the identity gate has its own test above
         )
         view = view_of(frame, box, category, ("purple glasses",))
         return [a.answer for a in ClassicalVerifier(params).verify(view, claims)]
@@ -373,7 +388,7 @@ def _spectacles(colour: tuple[int, int, int] = (20, 20, 22), tinted: bool = Fals
 
 
 def test_silhouette_shape_of_a_disc_and_a_ring() -> None:
-    from aiv_verifier.verification.classical.category import silhouette_shape
+    from aiv_checks.checks.category import silhouette_shape
 
     yy, xx = np.mgrid[0:101, 0:101]
     disc = (yy - 50) ** 2 + (xx - 50) ** 2 <= 50**2
@@ -405,7 +420,7 @@ def test_an_open_frame_silhouette_is_no_solid_body(verifier_without_ocr) -> None
     bag = verifier_without_ocr.verify(view_of(frame, SMALL_BOX, "bag"), [attr("black")])
     assert "not a" not in bag[0].reason
     off = ClassicalVerifier(
-        ClassicalParams(ocr_engine="none", category=CategoryParams(solid_body_min_solidity=0.0)), ocr=None
+        ClassicalSettings(ocr_engine="none", category=CategorySettings(solid_body_min_solidity=0.0)), ocr=None
     )
     assert "not a" not in off.verify(view_of(frame, SMALL_BOX, "mug"), [attr("black")])[0].reason
 
@@ -421,7 +436,7 @@ def test_a_pale_colour_in_shadow_is_not_contradicted_by_its_darker_name(verifier
     assert lavender.answer is not Decision.NO, lavender.reason
     assert yellow.answer is Decision.NO
     names_without_guard = ClassicalVerifier(
-        ClassicalParams(ocr_engine="none", main_no_max_compatible=1.0), ocr=None
+        ClassicalSettings(ocr_engine="none", main_colour=MainColourSettings(no_max_compatible=1.0)), ocr=None
     )
     assert names_without_guard.verify(view_of(frame, BOX, "bag"), [attr("lavender")])[0].answer is Decision.NO
 
@@ -455,7 +470,9 @@ def test_a_missing_part_colour_is_no_when_the_object_shows_a_hue_nothing_names(v
     # description, so the handle is there in another colour.
     distractor = paint_object(halves(BLUE, green, split=0.95))
     assert ask(verifier_without_ocr, distractor) is Decision.NO
-    off = ClassicalVerifier(ClassicalParams(ocr_engine="none", part_unnamed_hue_share=0.0), ocr=None)
+    off = ClassicalVerifier(
+        ClassicalSettings(ocr_engine="none", part_colour=PartColourSettings(unnamed_hue_share=0.0)), ocr=None
+    )
     assert ask(off, distractor) is Decision.UNSURE
 
 
@@ -469,7 +486,7 @@ def _polygon_object(corners: list[tuple[int, int]], colour: tuple[int, int, int]
 
 
 def test_outline_roundness_tells_discs_from_boxes() -> None:
-    from aiv_verifier.verification.classical.category import outline_roundness
+    from aiv_checks.checks.category import outline_roundness
 
     canvas = np.zeros((120, 160), np.uint8)
     disc = cv2.circle(canvas.copy(), (80, 60), 40, 1, -1)
@@ -505,6 +522,6 @@ def test_a_round_outline_is_no_box(verifier_without_ocr) -> None:
     assert _answers(verifier_without_ocr, slanted, "blue", category="ball", box=box) == [Decision.YES]
 
     off = ClassicalVerifier(
-        ClassicalParams(ocr_engine="none", category=CategoryParams(outline_cue=False)), ocr=None
+        ClassicalSettings(ocr_engine="none", category=CategorySettings(outline_cue=False)), ocr=None
     )
     assert _answers(off, disc, "blue", category="laptop") == [Decision.YES]

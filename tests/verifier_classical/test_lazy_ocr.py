@@ -10,10 +10,10 @@ import threading
 
 import numpy as np
 import pytest
+from aiv_checks import ClassicalSettings, ClassicalVerifier, OcrItem
+from aiv_checks import verifier as verifier_mod
+from aiv_checks.measure import ocr as ocr_mod
 from aiv_verifier.core.types import Decision
-from aiv_verifier.verification.classical import ClassicalParams, ClassicalVerifier, OcrItem
-from aiv_verifier.verification.classical import backend as backend_mod
-from aiv_verifier.verification.classical import ocr as ocr_mod
 
 from verifier_classical.scenes import attr, printed_box, view_of
 
@@ -42,12 +42,12 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         calls.append(choice)
         return _CountingEngine()
 
-    monkeypatch.setattr(backend_mod, "shared_ocr_engine", build)
+    monkeypatch.setattr(verifier_mod, "shared_ocr_engine", build)
     return calls
 
 
 def test_views_without_text_claims_never_build_the_engine(builds: list[str]) -> None:
-    verifier = ClassicalVerifier(ClassicalParams(ocr_engine="auto"))
+    verifier = ClassicalVerifier(ClassicalSettings(ocr_engine="auto"))
     frame = printed_box(NAVY, WHITE, "NOVA")
     answers = verifier.verify(
         view_of(frame, TEXT_BOX),
@@ -59,7 +59,7 @@ def test_views_without_text_claims_never_build_the_engine(builds: list[str]) -> 
 
 
 def test_the_first_text_claim_builds_it_once(builds: list[str]) -> None:
-    verifier = ClassicalVerifier(ClassicalParams(ocr_engine="auto"))
+    verifier = ClassicalVerifier(ClassicalSettings(ocr_engine="auto"))
     frame = printed_box(NAVY, WHITE, "NOVA")
     for _ in range(2):
         (answer,) = verifier.verify(view_of(frame, TEXT_BOX), [attr('the word "NOVA"', "logo_text")])
@@ -69,7 +69,7 @@ def test_the_first_text_claim_builds_it_once(builds: list[str]) -> None:
 
 
 def test_threads_that_need_text_at_once_build_one_engine(builds: list[str]) -> None:
-    verifier = ClassicalVerifier(ClassicalParams(ocr_engine="auto"))
+    verifier = ClassicalVerifier(ClassicalSettings(ocr_engine="auto"))
     frame = printed_box(NAVY, WHITE, "NOVA")
     threads = [
         threading.Thread(
@@ -86,7 +86,7 @@ def test_threads_that_need_text_at_once_build_one_engine(builds: list[str]) -> N
 
 def test_a_bad_engine_name_still_fails_at_construction() -> None:
     with pytest.raises(ValueError):
-        ClassicalVerifier(ClassicalParams(ocr_engine="paddle"))
+        ClassicalVerifier(ClassicalSettings(ocr_engine="paddle"))
 
 
 def test_verifiers_share_the_process_engine(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from aiv_checks import ClassicalSettings, ClassicalVerifier
+from aiv_checks.checks.plain import PlainSettings
+from aiv_checks.measure.structures import StructureSettings, count_x_junctions, find_structures
 from aiv_verifier.core.types import Decision
-from aiv_verifier.verification.classical import ClassicalParams, ClassicalVerifier
-from aiv_verifier.verification.classical.pattern import PatternParams, count_x_junctions, find_structures
 
 from verifier_classical.scenes import attr, checks, dots, halves, paint_object, solid, stripes, view_of
 
@@ -90,7 +91,7 @@ def test_structure_scores_separate_the_three_kinds() -> None:
     striped = (yy % 16) < 6
     dotted = ((xx % 20) - 10) ** 2 + ((yy % 20) - 10) ** 2 <= 16
     checked = ((xx // 12) + (yy // 12)) % 2 == 1
-    params = PatternParams()
+    params = StructureSettings()
     assert find_structures(striped, region, params).best[0] == "stripes"
     assert find_structures(dotted, region, params).best[0] == "dots"
     assert find_structures(checked, region, params).best[0] == "checks"
@@ -124,7 +125,9 @@ def test_no_pattern_claim_is_contradicted_only_by_a_clear_pattern(verifier_witho
     striped = paint_object(stripes(NAVY, WHITE))
     # Off by default (plain objects have stripes of their own: keyboards, pages, soles).
     assert _answers(verifier_without_ocr, striped, "no pattern")[0] is Decision.UNSURE
-    judge = ClassicalVerifier(ClassicalParams(ocr_engine="none", plain_no_score=0.6), ocr=None)
+    judge = ClassicalVerifier(
+        ClassicalSettings(ocr_engine="none", plain=PlainSettings(no_score=0.6)), ocr=None
+    )
     dotted = paint_object(dots(RED, WHITE))
     plain = paint_object(solid(RED, shade=0.4))
     two_tone = paint_object(halves(GREEN, WHITE))
@@ -167,12 +170,12 @@ def test_one_band_is_a_stripe_only_while_it_leaves_most_of_the_object_to_other_c
     """A single long band of the claimed colour is a stripe across the object; the same colour over most of
     the object is its body (a navy case is no "navy stripes" case), whatever its outline."""
     region = np.ones((100, 100), bool)
-    params = PatternParams()
+    params = StructureSettings()
     band = np.zeros((100, 100), bool)
     band[40:60] = True
     assert find_structures(band, region, params).scores["stripes"] >= 0.3
     body = np.zeros((100, 100), bool)
     body[:70] = True
     assert find_structures(body, region, params).scores["stripes"] == 0.0
-    off = PatternParams(long_stripe_max_share=1.0)  # the earlier rule, still selectable
+    off = StructureSettings(long_stripe_max_share=1.0)  # the earlier rule, still selectable
     assert find_structures(body, region, off).scores["stripes"] >= 0.3

@@ -26,13 +26,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from aiv_checks import ClassicalSettings, ClassicalVerifier
+from aiv_checks.checks.category import CategorySettings
 from aiv_common.parameter_spec import parameter_defaults
 from aiv_common.setting_tree import nested_config
 from aiv_eval.research.episode_sweep import perturb
 from aiv_verifier.agent.factory import build_verifier
 from aiv_verifier.core.types import Decision
-from aiv_verifier.verification.classical import ClassicalParams, ClassicalVerifier
-from aiv_verifier.verification.classical.category import CategoryParams
 from aiv_verifier.verifier_parameters import verifier_parameters
 from PIL import Image
 from support.params_files import node_sections
@@ -47,7 +47,7 @@ ABSENT_COLOURS = [attr("blue"), attr("green")]
 ABSENT_PRINTS = [
     attr(p, "pattern", f"pattern_{i}") for i, p in enumerate(("blue and white stripes", "floral"))
 ]
-ARM_LENGTH = CategoryParams(min_distance_m=0.25, max_distance_m=0.6, hfov_deg=65.0)
+ARM_LENGTH = CategorySettings(min_distance_m=0.25, max_distance_m=0.6, hfov_deg=65.0)
 
 
 def _photo() -> np.ndarray:
@@ -64,19 +64,19 @@ def photo() -> np.ndarray:
     return _photo()
 
 
-def _ask(params: ClassicalParams, frame: np.ndarray, claims, category: str = "mug"):
+def _ask(params: ClassicalSettings, frame: np.ndarray, claims, category: str = "mug"):
     view = view_of(frame, CUP_BOX, category, DESCRIPTIONS)
     return ClassicalVerifier(params).verify(view, claims)
 
 
-def _robot_params() -> ClassicalParams:
+def _robot_params() -> ClassicalSettings:
     """The classical parameters the verifier node runs with under ``config/robot_verify.yaml`` (installed
     defaults, then the robot's file), as the node builds them; OCR off and the photo's camera for the test."""
     path = Path(__file__).resolve().parents[2] / "ros2_ws/src/aiv_verifier/config/robot_verify.yaml"
     flat = {**parameter_defaults(verifier_parameters()), **node_sections(path)["verifier"]}
     verifier = build_verifier(nested_config(flat)["verifier"])
     assert isinstance(verifier, ClassicalVerifier)
-    return dataclasses.replace(verifier.params, ocr_engine="none", category=ARM_LENGTH)
+    return dataclasses.replace(verifier.settings, ocr_engine="none", category=ARM_LENGTH)
 
 
 @pytest.mark.parametrize(
@@ -90,9 +90,9 @@ def test_a_real_cup_is_never_contradicted_and_absent_colours_are(photo, setting,
     frame = perturb(photo, perturbation, "coffee.png")
     if setting == "robot":
         params = _robot_params()
-        assert (params.identity_unexplained_share, params.part_unnamed_hue_share) == (0.0, 0.0)
+        assert (params.identity.unexplained_share, params.part_colour.unnamed_hue_share) == (0.0, 0.0)
     else:
-        params = ClassicalParams(ocr_engine="none", category=ARM_LENGTH)
+        params = ClassicalSettings(ocr_engine="none", category=ARM_LENGTH)
     answers = _ask(params, frame, TRUE + ABSENT_COLOURS + ABSENT_PRINTS)
     assert all("not a mug" not in a.reason for a in answers)
     true, absent, prints = answers[:4], answers[4:6], answers[6:]
@@ -104,14 +104,14 @@ def test_a_real_cup_is_never_contradicted_and_absent_colours_are(photo, setting,
 
 def test_the_size_cue_needs_the_camera_that_took_the_photo(photo) -> None:
     # Through the benchmark camera's model (42 degrees, 0.8-1.9 m) this close-up spans at least 25 cm.
-    benchmark = _ask(ClassicalParams(ocr_engine="none"), photo, TRUE[:1])[0]
+    benchmark = _ask(ClassicalSettings(ocr_engine="none"), photo, TRUE[:1])[0]
     assert benchmark.answer is Decision.NO and "not a mug: object spans at least" in benchmark.reason
-    arm_length = _ask(ClassicalParams(ocr_engine="none", category=ARM_LENGTH), photo, TRUE[:1])[0]
+    arm_length = _ask(ClassicalSettings(ocr_engine="none", category=ARM_LENGTH), photo, TRUE[:1])[0]
     assert "not a mug" not in arm_length.reason
 
 
 def test_a_cup_is_no_pair_of_glasses(photo) -> None:
-    params = ClassicalParams(ocr_engine="none", category=ARM_LENGTH)
+    params = ClassicalSettings(ocr_engine="none", category=ARM_LENGTH)
     answers = _ask(params, photo, TRUE, category="eyeglasses")
     assert all(a.answer is Decision.NO for a in answers)
     assert "silhouette is a filled, compact blob" in answers[0].reason

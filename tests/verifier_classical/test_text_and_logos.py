@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from aiv_checks import ClassicalSettings, ClassicalVerifier, OcrItem, make_ocr_engine
+from aiv_checks.checks.text import TextSettings
 from aiv_verifier.core.types import Decision
-from aiv_verifier.verification.classical import ClassicalParams, ClassicalVerifier, OcrItem, make_ocr_engine
 from PIL import Image
 
 from verifier_classical.scenes import BOX, attr, paint_object, printed_box, solid, view_of
@@ -41,7 +42,7 @@ def test_a_large_crop_is_read_at_the_capped_size_with_boxes_in_its_own_pixels() 
     # The verifier's crops reach 512x1408 px (upscaled from thin boxes); the engine reads them at a long
     # side of 960 px at most (the detector's activations are most of the verifier's peak memory) and gives
     # the boxes back in the crop's own coordinates.
-    from aiv_verifier.verification.classical.ocr import RapidOcrEngine
+    from aiv_checks.measure.ocr import RapidOcrEngine
 
     _engine_or_skip()
     frame = printed_box(NAVY, WHITE, "NOVA")
@@ -83,7 +84,7 @@ def test_one_ocr_pass_per_call_and_none_without_text_items() -> None:
             return [OcrItem("NOVA", 0.99, (100, 200, 400, 300))]
 
     engine = CountingEngine()
-    verifier = ClassicalVerifier(ClassicalParams(), ocr=engine)
+    verifier = ClassicalVerifier(ClassicalSettings(), ocr=engine)
     frame = printed_box(NAVY, WHITE, "NOVA")
     text_items = [
         attr('"NOVA"', "logo_text", "a"),
@@ -124,7 +125,7 @@ class FixedReads:
 def test_a_read_holding_most_of_the_claimed_letters_is_a_misread_not_a_contradiction(
     read: str, claimed: str, expected: Decision
 ) -> None:
-    verifier = ClassicalVerifier(ClassicalParams(), ocr=FixedReads(read))
+    verifier = ClassicalVerifier(ClassicalSettings(), ocr=FixedReads(read))
     frame = printed_box(NAVY, WHITE, "NOVA")
     (answer,) = verifier.verify(view_of(frame, TEXT_BOX), [attr(f'the word "{claimed}"', "logo_text")])
     assert answer.answer is expected, answer.reason
@@ -133,7 +134,9 @@ def test_a_read_holding_most_of_the_claimed_letters_is_a_misread_not_a_contradic
 
 
 def test_the_misread_rule_can_be_turned_off() -> None:
-    verifier = ClassicalVerifier(ClassicalParams(text_misread_overlap=1.0), ocr=FixedReads("CULL"))
+    verifier = ClassicalVerifier(
+        ClassicalSettings(text=TextSettings(misread_overlap=1.0)), ocr=FixedReads("CULL")
+    )
     frame = printed_box(NAVY, WHITE, "NOVA")
     (answer,) = verifier.verify(view_of(frame, TEXT_BOX), [attr('the word "QUILL"', "logo_text")])
     assert answer.answer is Decision.NO and 'reads "CULL", not "QUILL"' in answer.reason
@@ -153,7 +156,7 @@ def test_failing_engine_gives_unsure() -> None:
         def read(self, image_rgb: np.ndarray) -> list[OcrItem]:
             raise RuntimeError("boom")
 
-    verifier = ClassicalVerifier(ClassicalParams(), ocr=BrokenEngine())
+    verifier = ClassicalVerifier(ClassicalSettings(), ocr=BrokenEngine())
     frame = printed_box(NAVY, WHITE, "NOVA")
     answers = verifier.verify(view_of(frame, TEXT_BOX), [attr('"NOVA"', "logo_text"), attr("navy blue")])
     assert answers[0].answer is Decision.UNSURE

@@ -1,7 +1,7 @@
 """The camera's focal length, from a ``sensor_msgs/CameraInfo``, for cues that turn pixels into metres.
 
 Why the verifier needs it: the classical backend rules a category out by size (a box that spans 30 cm at the
-robot's stand-off is no mug; see :mod:`.verification.classical.category`), and pixels become centimetres only
+robot's stand-off is no mug; see ``aiv_checks.checks.category``), and pixels become centimetres only
 through the focal length. Its parameter ``category.hfov_deg`` describes the benchmark camera (42°); a robot's
 camera is another one (a wide-angle RGB-D camera sees the same mug in half the pixels), and a wrong focal length
 turns the size cue into confident wrong answers: too small for a backpack, too large for a mug. Camera drivers

@@ -30,11 +30,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from aiv_checks.settings import ClassicalSettings
+from aiv_checks.verifier import ClassicalVerifier
 from aiv_dataset.constants import CAPTURE_SUBDIR, DESCRIPTIONS_FILENAME, META_FILENAME
 from aiv_verifier.core.crop import crop_with_gt_box
 from aiv_verifier.core.types import ATTRIBUTE_TYPES, Attribute, Decision
 from aiv_verifier.verification.base import ViewInput
-from aiv_verifier.verification.classical.backend import ClassicalParams, ClassicalVerifier
 from PIL import Image
 
 
@@ -140,7 +141,7 @@ def questions_for(
 
 
 class OverrideError(ValueError):
-    """A ``--set`` that names no ClassicalParams field, or gives it a value it cannot take."""
+    """A ``--set`` that names no ClassicalSettings field, or gives it a value it cannot take."""
 
 
 def _convert(key: str, default: Any, value: str) -> Any:
@@ -156,34 +157,37 @@ def _convert(key: str, default: Any, value: str) -> Any:
     return value
 
 
-def classical_params(ocr_engine: str, pairs: list[str]) -> ClassicalParams:
-    """ClassicalParams with ``key=value`` overrides; ``section.key=value`` reaches a nested section
-    (``category.enabled=false``, ``region.grabcut_iterations=2``). Raises OverrideError, never a traceback
+def _replaced(settings: Any, path: list[str], key: str, value: str) -> Any:
+    """``settings`` with the field at ``path`` (section names, then the field) set from the text ``value``."""
+    names = {f.name for f in dataclasses.fields(settings)}
+    if path[0] not in names:
+        raise OverrideError(f"unknown parameter {key!r}; known here: {sorted(names)}")
+    current = getattr(settings, path[0])
+    if len(path) > 1:
+        if not dataclasses.is_dataclass(current):
+            raise OverrideError(f"unknown parameter {key!r}")
+        new = _replaced(current, path[1:], key, value)
+    elif dataclasses.is_dataclass(current):
+        raise OverrideError(f"{key!r} is a section; name one of its fields")
+    else:
+        new = _convert(key, current, value)
+    return dataclasses.replace(settings, **{path[0]: new})
+
+
+def classical_params(ocr_engine: str, pairs: list[str]) -> ClassicalSettings:
+    """ClassicalSettings with ``key=value`` overrides; dotted keys reach nested sections
+    (``main_colour.yes_share=0.2``, ``pattern.geometry.min_dots=3``). Raises OverrideError, never a traceback
     for a mistyped key or value."""
-    defaults = ClassicalParams(ocr_engine=ocr_engine)
-    fields = {f.name for f in dataclasses.fields(ClassicalParams)}
-    overrides: dict[str, Any] = {}
-    nested: dict[str, dict[str, Any]] = {}
+    settings = ClassicalSettings(ocr_engine=ocr_engine)
     for pair in pairs:
         key, _, value = pair.partition("=")
-        section, _, leaf = key.partition(".")
-        if section not in fields:
-            raise OverrideError(f"unknown parameter {key!r}; known: {sorted(fields)}")
-        default = getattr(defaults, section)
-        if leaf:
-            if not dataclasses.is_dataclass(default) or leaf not in {
-                f.name for f in dataclasses.fields(default)
-            }:
-                raise OverrideError(f"unknown parameter {key!r}")
-            nested.setdefault(section, {})[leaf] = _convert(key, getattr(default, leaf), value)
-        else:
-            overrides[key] = _convert(key, default, value)
-    try:
-        for section, values in nested.items():
-            overrides[section] = dataclasses.replace(getattr(defaults, section), **values)
-        return dataclasses.replace(defaults, **overrides)
-    except ValueError as error:  # the dataclasses' own validation (a choice, a range)
-        raise OverrideError(f"--set: {error}") from None
+        try:
+            settings = _replaced(settings, key.split("."), key, value)
+        except ValueError as error:  # the dataclasses' own validation (a choice)
+            if isinstance(error, OverrideError):
+                raise
+            raise OverrideError(f"--set: {error}") from None
+    return settings
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -304,7 +308,10 @@ def main(argv: list[str] | None = None) -> int:
         "--direct", action="store_true", help="also ask whole first descriptions (type other)"
     )
     parser.add_argument(
-        "--set", action="append", metavar="KEY=VALUE", help="override a ClassicalParams field"
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override a ClassicalSettings field (dotted for a section)",
     )
     args = parser.parse_args(argv)
     if not (Path(args.dataset) / CAPTURE_SUBDIR / args.split).is_dir():

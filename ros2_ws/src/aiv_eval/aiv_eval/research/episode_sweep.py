@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+from aiv_checks.verifier import ClassicalVerifier
 from aiv_dataset.errors import DatasetError
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_offline_sim.environment import PInVerifyEnv
@@ -57,7 +58,6 @@ from aiv_verifier.core.crop import crop_with_gt_box
 from aiv_verifier.core.types import Attribute, Decision
 from aiv_verifier.query import build_query_interpreter
 from aiv_verifier.verification.base import AttributeAnswer, PerViewVerifier, VerifierError, ViewInput
-from aiv_verifier.verification.classical.backend import ClassicalVerifier
 from PIL import Image
 
 from ..env_port import run_env_episode
@@ -409,7 +409,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--perturb", default="none", choices=PERTURBATIONS)
     parser.add_argument("--ocr", default="auto", choices=("auto", "rapidocr", "tesseract", "none"))
     parser.add_argument(
-        "--set", action="append", metavar="KEY=VALUE", help="override a ClassicalParams field"
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override a ClassicalSettings field (dotted for a section)",
     )
     parser.add_argument(
         "--perfect",

@@ -66,14 +66,14 @@ def classical_settings_class() -> type[Any]:
     The configuration needs the class to declare the parameters; at run time only this factory imports the
     checks package (tests/test_package_boundaries.py), so the class is handed out from here.
     """
-    from ..verification.classical.backend import ClassicalParams
+    from aiv_checks.settings import ClassicalSettings
 
-    return ClassicalParams
+    return ClassicalSettings
 
 
 def classical_ocr_choices() -> tuple[str, ...]:
     """The OCR engine names the weight-free verifier accepts (``verifier.classical.ocr_engine``)."""
-    from ..verification.classical.ocr import ENGINE_CHOICES
+    from aiv_checks.measure.ocr import ENGINE_CHOICES
 
     return ENGINE_CHOICES
 
@@ -176,7 +176,7 @@ def build_verifier(
         except (OSError, ValueError) as error:
             raise ConfigError(f"verifier.mllm: {error}") from error
     if backend == "classical":
-        from ..verification.classical.backend import ClassicalVerifier
+        from aiv_checks.verifier import ClassicalVerifier
 
         params = _params(classical_settings_class(), section, "classical", "verifier.classical")
         return ClassicalVerifier(params)

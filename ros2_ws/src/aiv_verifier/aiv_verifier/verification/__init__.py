@@ -1,6 +1,6 @@
 """Per-view verifiers: given one crop of the candidate object, answer Yes / No / Unsure per attribute.
 
-The weight-free backend (:mod:`.classical`, OpenCV and the OCR runtime) is not imported here: the agent's
+The weight-free backend (the ``aiv_checks`` package: OpenCV and the OCR runtime) is not imported here: the agent's
 factory loads it when a configuration asks for it.
 """
 

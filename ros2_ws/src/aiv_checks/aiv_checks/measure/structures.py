@@ -28,6 +28,7 @@ from types import MappingProxyType
 
 import cv2
 import numpy as np
+from aiv_common.setting_fields import setting
 
 #: Which detected structures support a claimed pattern word (lexicon.PATTERN_WORDS keys).
 COMPATIBLE_KINDS: MappingProxyType[str, frozenset[str]] = MappingProxyType(
@@ -43,36 +44,55 @@ COMPATIBLE_KINDS: MappingProxyType[str, frozenset[str]] = MappingProxyType(
 
 
 @dataclass(frozen=True)
-class PatternParams:
-    """Geometry thresholds (areas in analysis pixels relative to the object region).
+class StructureSettings:
+    """Geometry of the marks that make a pattern (areas as shares of the object region)."""
 
-    ``min_piece_fraction``: pieces smaller than this share of the region are noise; ``max_dot_fraction``: a
-    dot is at most this share of the region (bigger compact pieces are panels, not dots); ``dot_elongation``
-    / ``stripe_elongation``: moment axis ratios for round vs band-like pieces; ``min_dots`` / ``min_stripes``
-    / ``min_checks``: how many pieces make a pattern (a single round mark is a logo, not polka dots);
-    ``corner_merge``: for checks, 8-connected pieces must be at most this share of 4-connected pieces.
-    ``long_stripe_max_share`` (0.5): one long band alone counts as a stripe only while its colour covers at
-    most this share of the region; a single band over most of the object is its body colour, not a print
-    (chosen on the seed-11 and seed-13 datasets, clean and perturbed: of the Yes answers it withdrew, 11 were
-    wrong and 6 right, and no episode was lost; 1.0 = off).
-    ``junction_offset`` / ``min_junctions``: offset (px) of the X-junction probe and how many separate
-    junctions make a checkerboard.
-    """
-
-    min_piece_fraction: float = 0.0015
-    max_dot_fraction: float = 0.05
-    dot_elongation: float = 2.2
-    dot_fill: float = 0.45
-    stripe_elongation: float = 3.0
-    long_stripe_span: float = 0.6
-    long_stripe_max_share: float = 0.5
-    min_dots: int = 4
-    min_stripes: int = 2
-    min_checks: int = 5
-    corner_merge: float = 0.7
-    max_check_fraction: float = 0.08
-    junction_offset: int = 2
-    min_junctions: int = 4
+    min_piece_fraction: float = setting(
+        0.0015, "pieces smaller than this share of the object are noise", minimum=0.0, maximum=1.0
+    )
+    max_dot_fraction: float = setting(
+        0.05,
+        "a dot covers at most this share of the object (a bigger compact piece is a panel)",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    dot_elongation: float = setting(2.2, "a dot is at most this many times longer than wide", minimum=0.0)
+    dot_fill: float = setting(
+        0.45, "a dot fills at least this share of its bounding box", minimum=0.0, maximum=1.0
+    )
+    stripe_elongation: float = setting(
+        3.0, "a stripe is at least this many times longer than wide", minimum=0.0
+    )
+    long_stripe_span: float = setting(
+        0.6,
+        "a band spanning this share of the object's extent counts as a stripe whatever its width",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    long_stripe_max_share: float = setting(
+        0.5,
+        "one long band alone is a stripe only while its colour covers at most this share of the object (a "
+        "band over most of it is the body colour); 1 = no limit",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    min_dots: int = setting(4, "how many dots make a dotted pattern (one round mark is a logo)", minimum=0)
+    min_stripes: int = setting(2, "how many stripes make a striped pattern", minimum=0)
+    min_checks: int = setting(5, "how many squares make a checked pattern", minimum=0)
+    corner_merge: float = setting(
+        0.7,
+        "checks touch at corners: pieces joined diagonally must number at most this share of the pieces "
+        "counted edge to edge",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    max_check_fraction: float = setting(
+        0.08, "a check square covers at most this share of the object", minimum=0.0, maximum=1.0
+    )
+    junction_offset: int = setting(
+        2, "distance (pixels) of the diagonal probes that find the corners where four squares meet", minimum=0
+    )
+    min_junctions: int = setting(4, "how many separate four-square corners make a checkerboard", minimum=0)
 
 
 @dataclass(frozen=True)
@@ -125,7 +145,7 @@ def _piece_shapes(labels: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, n
     return area, elongation, fill, span
 
 
-def find_structures(colour_mask: np.ndarray, region: np.ndarray, params: PatternParams) -> PatternFinding:
+def find_structures(colour_mask: np.ndarray, region: np.ndarray, params: StructureSettings) -> PatternFinding:
     """Score dots / stripes / checks / grid / blobs for the pixels of one colour inside ``region``."""
     region_area = float(region.sum())
     mask = (colour_mask & region).astype(np.uint8)

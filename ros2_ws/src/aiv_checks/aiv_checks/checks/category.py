@@ -26,7 +26,7 @@ on their own):
 
 Sizes are real-world ranges of everyday objects in metres (the longest extent a camera can see, with
 generous margins), not values fitted to any renderer; the distance range and the field of view are
-parameters of the robot's approach (:class:`CategoryParams`).
+parameters of the robot's approach (:class:`CategorySettings`).
 """
 
 from __future__ import annotations
@@ -37,6 +37,10 @@ from types import MappingProxyType
 
 import cv2
 import numpy as np
+from aiv_common.setting_fields import setting
+from aiv_verifier.core.crop import CROP_PADDING_PX
+
+from ..view import Scene, solid_view
 
 #: (smallest extent visible from any side, largest possible extent) in metres per benchmark category.
 #: The first number bounds what a partial or edge-on view may still show (a backpack is never narrower than
@@ -86,52 +90,65 @@ SOLID_BODY_CATEGORIES: frozenset[str] = frozenset({"ball", "book", "mug", "walle
 
 
 @dataclass(frozen=True)
-class CategoryParams:
-    """Knobs of the category evidence.
+class CategorySettings:
+    """When the box's size, silhouette or outline rules the query's category out (every attribute is then No)."""
 
-    ``enabled``: False answers nothing from the category (the pre-issue behaviour).
-    ``min_distance_m`` / ``max_distance_m`` (0.8 / 1.9): the camera's distance to the object when it
-    verifies; the benchmark captures views at 0.9-1.7 m horizontal distance from the object's centre,
-    widened for the camera's height above the object.
-    ``hfov_deg`` (42.0): horizontal field of view of the camera (the benchmark camera); with the frame width
-    it gives the focal length in pixels when the view does not bring the camera's own (a robot camera's
-    CameraInfo, see :mod:`aiv_verifier.camera_model`).
-    ``size_margin`` (1.25): the measured extent must exceed a category's largest size by this factor (or
-    fall short of its smallest extent by it) before it counts against the category.
-    ``ball_max_elongation`` (3.0): a ball's silhouette box is never longer than this times its width. An
-    occluded ball shows only a slice of its disc (val had one at 2.1), so only extreme boxes count; 0 = off.
-    ``min_box_px`` (12): boxes with a shorter side than this are too coarse for any cue.
-    Silhouette (on the estimated mask of a solid, face-on view of at least ``silhouette_min_pixels``
-    camera pixels, 300, not cut by the image edge): a mask filling at least ``compact_min_solidity`` (0.97)
-    of its convex hull and ``compact_min_fill`` (0.7) of its box is no open frame (glasses: at most 0.51
-    and 0.37 on the ``train`` splits of two generated datasets, where the lenses were clear; tinted lenses
-    join the mask, and two filled lenses with a bridge reach 0.88-0.94 of their hull; 0.92 contradicted one
-    such pair on the default val split, and 0.95 one perturbed view of a pair on the seed-11 dataset
-    (0.95, 0.86), so the bound sits above both); one filling less than
-    ``solid_body_min_solidity`` (0.6) of its hull is no solid body (lowest there: a book at 0.79, a mug at
-    0.88). 0 turns either cue off.
-    Outline (same views; :func:`outline_roundness`, about +0.35 for a clean disc, below 0 for polygons): a
-    box category is ruled out at ``box_max_roundness`` (0.1) or rounder; ``outline_cue`` False turns it off.
-    On the ``train`` and ``val`` splits of two datasets generated with other seeds (11, 13), clean and with
-    the ``episode_sweep`` perturbations (4,404 views), no book, phone, laptop or wallet came above 0.055
-    (1,015 views) while 569 views of other objects (visors, balls, hats) reached 0.1. A ball rule at the
-    other end (-0.3) was measured and dropped: no ball came below -0.252 there, but with other draws of the
-    same perturbations two views of true balls did.
-    """
-
-    enabled: bool = True
-    min_distance_m: float = 0.8
-    max_distance_m: float = 1.9
-    hfov_deg: float = 42.0
-    size_margin: float = 1.25
-    ball_max_elongation: float = 3.0
-    min_box_px: float = 12.0
-    silhouette_min_pixels: float = 300.0
-    compact_min_solidity: float = 0.97
-    compact_min_fill: float = 0.7
-    solid_body_min_solidity: float = 0.6
-    outline_cue: bool = True
-    box_max_roundness: float = 0.1
+    enabled: bool = setting(True, "judge the category from size and silhouette at all (false: never)")
+    min_distance_m: float = setting(
+        0.8, "nearest distance (metres) from the camera to the object when it verifies", minimum=0.0
+    )
+    max_distance_m: float = setting(
+        1.9, "farthest distance (metres) from the camera to the object when it verifies", minimum=0.0
+    )
+    hfov_deg: float = setting(
+        42.0,
+        "horizontal field of view of the camera (degrees), used for pixels-to-metres when the view brings no "
+        "focal length of its own (a robot camera's CameraInfo)",
+        minimum=0.0,
+    )
+    size_margin: float = setting(
+        1.25,
+        "the measured extent must exceed the category's largest size, or fall short of its smallest, by this "
+        "factor before it counts against the category",
+        minimum=0.0,
+    )
+    ball_max_elongation: float = setting(
+        3.0,
+        "a box longer than this many times its width is no ball (0 = off); an occluded ball shows only a "
+        "slice of its disc, so only extreme boxes count",
+        minimum=0.0,
+    )
+    min_box_px: float = setting(
+        12.0, "boxes with a shorter side (pixels) than this are too coarse for any cue", minimum=0.0
+    )
+    silhouette_min_pixels: float = setting(
+        300.0,
+        "the silhouette and outline cues need an object of at least this many camera pixels",
+        minimum=0.0,
+    )
+    compact_min_solidity: float = setting(
+        0.97,
+        "a silhouette filling at least this share of its convex hull (and the box share below) is no thin "
+        "frame such as glasses (0 = off)",
+        minimum=0.0,
+    )
+    compact_min_fill: float = setting(
+        0.7, "... and filling at least this share of its box", minimum=0.0, maximum=1.0
+    )
+    solid_body_min_solidity: float = setting(
+        0.6,
+        "a silhouette filling less than this share of its convex hull is no solid body (mug, ball, book, "
+        "wallet); 0 = off",
+        minimum=0.0,
+    )
+    outline_cue: bool = setting(True, "rule box-shaped categories out by a round outline")
+    box_max_roundness: float = setting(
+        0.1,
+        "an outline this much better fitted by an ellipse than by six straight edges (about +0.35 for a disc, "
+        "below 0 for polygons) is no book, phone, laptop or wallet",
+        minimum=-1.0,
+        maximum=1.0,
+    )
 
 
 @dataclass(frozen=True)
@@ -158,7 +175,7 @@ def judge_category(
     category: str,
     box: tuple[int, int, int, int],
     image_hw: tuple[int, int],
-    params: CategoryParams,
+    params: CategorySettings,
     padding_px: int = 0,
     focal_length_px: float | None = None,
 ) -> CategoryEvidence:
@@ -268,8 +285,8 @@ def outline_roundness(mask: np.ndarray) -> float:
     return _iou(region, ellipse.astype(bool)) - _iou(region, fitted.astype(bool))
 
 
-def judge_outline(category: str, mask: np.ndarray, params: CategoryParams) -> CategoryEvidence:
-    """Category evidence from the outline's roundness (see :class:`CategoryParams`); callers apply the same
+def judge_outline(category: str, mask: np.ndarray, params: CategorySettings) -> CategoryEvidence:
+    """Category evidence from the outline's roundness (see :class:`CategorySettings`); callers apply the same
     view conditions as for :func:`judge_silhouette`."""
     name = category.strip().lower()
     if not params.outline_cue or name not in BOX_CATEGORIES:
@@ -284,9 +301,9 @@ def judge_outline(category: str, mask: np.ndarray, params: CategoryParams) -> Ca
 
 
 def judge_silhouette(
-    category: str, mask: np.ndarray, source_pixels: float, cut: bool, params: CategoryParams
+    category: str, mask: np.ndarray, source_pixels: float, cut: bool, params: CategorySettings
 ) -> CategoryEvidence:
-    """Category evidence from the estimated object mask of a solid view (see :class:`CategoryParams`)."""
+    """Category evidence from the estimated object mask of a solid view (see :class:`CategorySettings`)."""
     name = category.strip().lower()
     if not params.enabled or cut or source_pixels < params.silhouette_min_pixels:
         return CategoryEvidence(False, "")
@@ -313,3 +330,40 @@ def judge_silhouette(
             True, f"silhouette fills only {solidity:.0%} of its hull; a {name} is a solid body"
         )
     return CategoryEvidence(False, "")
+
+
+# -- the gates the verifier runs (see aiv_checks.registry.GATES) -----------------------------------------------
+
+
+def size_gate(scene: Scene) -> str:
+    """Reason the box's size (or a ball's elongation) rules the query's category out ("" when it does not);
+    needs only the box and the frame size, so it runs before the object region is estimated."""
+    view = scene.view
+    if scene.image_hw is None or not isinstance(view.category, str) or not view.category:
+        return ""
+    if view.crop_box is None:
+        return ""
+    evidence = judge_category(
+        view.category,
+        view.crop_box,
+        scene.image_hw,
+        scene.settings.category,
+        CROP_PADDING_PX,
+        focal_length_px=view.focal_px if isinstance(view.focal_px, (int, float)) else None,
+    )
+    return f"not a {view.category}: {evidence.reason}" if evidence.mismatch else ""
+
+
+def silhouette_gate(scene: Scene) -> str:
+    """Reason the object's silhouette or outline rules the query's category out ("" when it does not): only on
+    a solid view whose box the image edge does not cut (a cut silhouette has a straight side)."""
+    view, region = scene.view, scene.region
+    if region is None or scene.image_hw is None or not isinstance(view.category, str) or not view.category:
+        return ""
+    if view.crop_box is None or not solid_view(region, scene.settings.decisive_min_box_px):
+        return ""
+    cut = box_touches_edge(view.crop_box, scene.image_hw)
+    evidence = judge_silhouette(
+        view.category, region.mask, region.source_pixels, cut, scene.settings.category
+    )
+    return f"not a {view.category}: {evidence.reason}" if evidence.mismatch else ""

@@ -20,42 +20,93 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
+from aiv_common.setting_fields import setting
+from aiv_verifier.core.crop import CROP_PADDING_PX, PixelBox
 
-from ...core.crop import CROP_PADDING_PX, PixelBox
 from .colour import name_pixels_rgb, srgb_to_lab
+
+#: Ways to undo a colour cast of the camera before colours are named.
+WHITE_BALANCE_MODES: tuple[str, ...] = ("none", "shades_of_grey")
 
 
 @dataclass(frozen=True)
-class RegionParams:
-    """Foreground-estimation knobs (analysis-image pixels unless noted).
+class RegionSettings:
+    """How the object is separated from its surroundings inside the crop (sizes in analysis-image pixels)."""
 
-    ``min_short_side`` / ``max_short_side``: analysis resolution bounds; the target is twice the source
-    box's short side, enough to keep 1-2 px pattern details. ``background_delta_e``: minimum CIELAB distance
-    from every border colour for a pixel to count as object; the threshold also grows with the border's own
-    spread (textured floors), up to ``background_delta_e_max``. ``min_fraction`` / ``max_fraction``: a
-    foreground outside this share of the crop means the border model failed (object and background share a
-    colour, or the box is mostly background); a central ellipse is used instead and flagged.
-    """
+    min_short_side: int = setting(
+        96,
+        "smallest short side of the analysis image (pixels); the target is twice the source box's short side, "
+        "enough to keep pattern details one or two pixels wide",
+        minimum=0,
+    )
+    max_short_side: int = setting(192, "largest short side of the analysis image (pixels)", minimum=0)
+    max_long_side: int = setting(480, "largest long side of the analysis image (pixels)", minimum=0)
+    border_clusters: int = setting(
+        4, "how many colour clusters describe the crop's border ring (the background sample)", minimum=0
+    )
+    background_delta_e: float = setting(
+        11.0,
+        "smallest CIELAB distance from every border colour for a pixel to count as object (fallback rule)",
+        minimum=0.0,
+    )
+    background_delta_e_max: float = setting(
+        24.0,
+        "largest value that distance grows to on a textured border (a busy floor)",
+        minimum=0.0,
+    )
+    spread_factor: float = setting(
+        2.0,
+        "the distance threshold is this many times the border colours' own spread, within the two bounds above",
+        minimum=0.0,
+    )
+    min_fraction: float = setting(
+        0.08,
+        "a foreground smaller than this share of the crop means the background model failed (object and "
+        "background share a colour); a central ellipse is used instead",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    max_fraction: float = setting(
+        0.97,
+        "a foreground larger than this share of the crop means the background model failed (the box is "
+        "mostly background); a central ellipse is used instead",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    ellipse_fraction: float = setting(
+        0.8,
+        "size of the fallback ellipse as a share of the crop's width and height",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    grabcut_iterations: int = setting(3, "GrabCut refinement rounds", minimum=0)
+    exposure_target: float = setting(
+        235.0,
+        "brightness the frame's bright end is scaled to before colours are named (0 = no exposure correction)",
+        minimum=0.0,
+        maximum=255.0,
+    )
+    exposure_percentile: float = setting(
+        99.0, "percentile of the frame's brightness taken as its bright end", minimum=0.0, maximum=100.0
+    )
+    max_exposure_gain: float = setting(
+        1.8, "largest brightness gain the exposure correction may apply", minimum=0.0
+    )
+    white_balance: str = setting(
+        "none",
+        "undo a colour cast before colours are named: none, or shades_of_grey (per-channel gains from the "
+        "whole frame, weighted towards bright surfaces)",
+        choices=WHITE_BALANCE_MODES,
+    )
+    max_white_balance_gain: float = setting(
+        1.15, "largest per-channel gain the white balance may apply", minimum=0.0
+    )
 
-    min_short_side: int = 96
-    max_short_side: int = 192
-    max_long_side: int = 480
-    border_clusters: int = 4
-    background_delta_e: float = 11.0
-    background_delta_e_max: float = 24.0
-    spread_factor: float = 2.0
-    min_fraction: float = 0.08
-    max_fraction: float = 0.97
-    ellipse_fraction: float = 0.8
-    grabcut_iterations: int = 3
-    exposure_target: float = 235.0
-    exposure_percentile: float = 99.0
-    max_exposure_gain: float = 1.8
-    white_balance: str = "none"
-    """``none`` or ``shades_of_grey``: per-channel gains from the whole frame's Minkowski (p = 6) channel
-    norms, which weight bright surfaces (walls, white objects, highlights) most, so a warm or cool cast of the
-    camera is undone before colours are named. Bounded by ``max_white_balance_gain``."""
-    max_white_balance_gain: float = 1.15
+    def __post_init__(self) -> None:
+        if self.white_balance not in WHITE_BALANCE_MODES:
+            raise ValueError(
+                f"region.white_balance must be one of {list(WHITE_BALANCE_MODES)}, got {self.white_balance!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -89,7 +140,7 @@ class ObjectRegion:
         return float(self.mask.mean()) if self.mask.size else 0.0
 
 
-def _analysis_size(crop_hw: tuple[int, int], box: PixelBox | None, params: RegionParams) -> tuple[int, int]:
+def _analysis_size(crop_hw: tuple[int, int], box: PixelBox | None, params: RegionSettings) -> tuple[int, int]:
     h, w = crop_hw
     if box is not None:
         src_w, src_h = box[2] - box[0], box[3] - box[1]
@@ -120,10 +171,13 @@ def _ellipse(shape: tuple[int, int], fraction: float) -> np.ndarray:
     h, w = shape
     yy, xx = np.mgrid[0:h, 0:w]
     ry, rx = fraction * h / 2.0, fraction * w / 2.0
-    return ((yy - (h - 1) / 2.0) / max(ry, 1e-6)) ** 2 + ((xx - (w - 1) / 2.0) / max(rx, 1e-6)) ** 2 <= 1.0
+    inside: np.ndarray = ((yy - (h - 1) / 2.0) / max(ry, 1e-6)) ** 2 + (
+        (xx - (w - 1) / 2.0) / max(rx, 1e-6)
+    ) ** 2 <= 1.0
+    return inside
 
 
-def exposure_gain(full_image: np.ndarray | None, params: RegionParams) -> float:
+def exposure_gain(full_image: np.ndarray | None, params: RegionSettings) -> float:
     """White-patch gain from the whole frame (1.0 when disabled or unknown)."""
     if params.exposure_target <= 0 or full_image is None or full_image.ndim != 3 or full_image.size == 0:
         return 1.0
@@ -133,7 +187,7 @@ def exposure_gain(full_image: np.ndarray | None, params: RegionParams) -> float:
     return float(np.clip(params.exposure_target / max(reference, 1.0), 1.0, params.max_exposure_gain))
 
 
-def white_balance_gains(full_image: np.ndarray | None, params: RegionParams) -> np.ndarray:
+def white_balance_gains(full_image: np.ndarray | None, params: RegionSettings) -> np.ndarray:
     """Per-channel gains that neutralise the frame's illuminant estimate (ones when disabled or unknown)."""
     ones = np.ones(3, dtype=np.float32)
     if params.white_balance != "shades_of_grey" or full_image is None or full_image.ndim != 3:
@@ -145,18 +199,19 @@ def white_balance_gains(full_image: np.ndarray | None, params: RegionParams) -> 
         return ones
     gains = float(norms.mean()) / norms
     bound = params.max_white_balance_gain
-    return np.clip(gains, 1.0 / bound, bound).astype(np.float32)
+    bounded: np.ndarray = np.clip(gains, 1.0 / bound, bound).astype(np.float32)
+    return bounded
 
 
 def estimate_region(
     crop: np.ndarray,
     crop_box: PixelBox | None,
     image_hw: tuple[int, int] | None,
-    params: RegionParams | None = None,
+    params: RegionSettings | None = None,
     full_image: np.ndarray | None = None,
 ) -> ObjectRegion:
     """Foreground estimate for a uint8 RGB crop (see the module docstring for the reasoning)."""
-    params = params or RegionParams()
+    params = params or RegionSettings()
     h, w = crop.shape[:2]
     ah, aw = _analysis_size((h, w), crop_box, params)
     small = cv2.resize(crop, (aw, ah), interpolation=cv2.INTER_AREA) if (ah, aw) != (h, w) else crop
@@ -196,7 +251,7 @@ def estimate_region(
 
 
 def _border_foreground(
-    lab: np.ndarray, ring: np.ndarray, params: RegionParams
+    lab: np.ndarray, ring: np.ndarray, params: RegionSettings
 ) -> tuple[np.ndarray | None, str]:
     samples = lab[ring].reshape(-1, 3).astype(np.float32)
     if samples.shape[0] < 8:
@@ -235,7 +290,7 @@ def _border_foreground(
 
 
 def _grabcut_foreground(
-    rgb: np.ndarray, ring_width: int, sides: tuple[bool, bool, bool, bool], params: RegionParams
+    rgb: np.ndarray, ring_width: int, sides: tuple[bool, bool, bool, bool], params: RegionSettings
 ) -> tuple[np.ndarray | None, str]:
     """GrabCut seeded with "the ring is background, the rest is probably object"."""
     h, w = rgb.shape[:2]

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
-
-from ... import lexicon
+from aiv_verifier import lexicon
 
 #: Typical sRGB examples per canonical colour (several where one name covers distinct looks).
 PROTOTYPES_RGB: MappingProxyType[str, tuple[tuple[int, int, int], ...]] = MappingProxyType(
