@@ -312,3 +312,25 @@ def failure_verdict(request_id: str, stop_reason: str, reason: str, stamp) -> Ve
     )
     verdict.header.stamp = stamp
     return verdict
+
+
+def cancelled_verdict(request_id: str, reason: str, stamp, reports: Sequence[StepReport]) -> Verdict:
+    """A cancelled request's verdict: no answer, but the steps taken before the cancel."""
+    verdict = failure_verdict(request_id, "canceled", reason, stamp)
+    verdict.transcript = list(reports)
+    verdict.steps = len(reports)
+    verdict.visited_sectors = list(
+        dict.fromkeys(int(report.sector) for report in reports if report.sector >= 0)
+    )
+    return verdict
+
+
+def published_request(goal: Any, request_id: str, episode_key: str) -> Any:
+    """A copy of a VerifyInstance goal with the request id and episode key the verifier serves it under, as a
+    session recorder must replay it."""
+    published = type(goal)()
+    for name in type(goal).get_fields_and_field_types():
+        setattr(published, name, getattr(goal, name))
+    published.request_id = request_id
+    published.episode_key = episode_key
+    return published

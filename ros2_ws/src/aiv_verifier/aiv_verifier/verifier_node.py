@@ -18,31 +18,15 @@ a time; the camera is shared, so a second concurrent goal is refused with a reas
 Frames: a goal without a start stamp starts from the image that arrived last (see
 :class:`~aiv_verifier.frame_cache.FrameCache`); an image stamped more than ``max_stamp_ahead_s`` ahead of this
 node's clock (ROS time, so ``use_sim_time`` with a bag's ``/clock`` works) is never taken for it, is counted in
-the diagnostics and is warned about at most every ``STAMP_AHEAD_WARNING_PERIOD_S`` seconds.
+the diagnostics and is warned about at most once per period (:mod:`~aiv_verifier.service_stats`).
 
-Detector query (``agent.bbox_mode: detections``): the spec's rule is "detector query = the predicted category"
-(§5.4), so before its first frame each request publishes its category, as the caption
-:func:`~aiv_verifier.detection.grounding_dino.grounding_query` makes of it ("mug" -> "mug."), latched on
-``detection_query_topic`` (the detector node's ``query_topic``), and accepts only detections whose
-``Detection2DArray.query`` is that caption ("" = a detector that does not say: accepted as before). Why a field
-in the message rather than rules on arrival time and labels: boxes computed for the previous request's query
-still arrive after the new query is published (a forward in flight, or the same frame detected again), and
-an empty result carries no label to tell it by; the query the detector ran, in the very message, is exact.
-The detector node re-runs its last frame when the query changes, so the first view of a request gets boxes
-for the new query; the frame cache keeps each frame's detections per query, so stale ones never replace them.
-
-Detection messages (``detections_type``): ``aiv_interfaces/Detection2DArray`` or ``vision_msgs/Detection2DArray``
-as isaac_ros_grounding_dino publishes it (centre + size boxes, ``class_id`` = prompt phrase, no query, so its
-boxes are accepted for any query); ``auto`` reads the type the topic's publisher offers. Both become the same
-boxes in one converter (:func:`~aiv_verifier.ros_messages.checked_detections`), so stamp matching, the checks
-(a non-finite value, a score outside [0, 1], a negative size or a box wholly outside the image refuses the whole
-message with one warning line) and the best-box rule are the same for both.
+External detections (``agent.bbox_mode: detections``), their message types and the detector query each
+request publishes: :mod:`~aiv_verifier.detections_input`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import signal
 import sys
 import threading
@@ -56,10 +40,10 @@ from aiv_common.action_waits import RenewableActionClient
 from aiv_common.image_conversion import ImageConversionError, imgmsg_to_rgb, numpy_to_imgmsg
 from aiv_common.parameter_spec import ParameterError
 from aiv_common.parameters import declare_parameter_table, start_node
-from aiv_common.qos import DETECTION_QUERY_QOS, VERIFY_REQUEST_QOS
+from aiv_common.qos import VERIFY_REQUEST_QOS
 from aiv_common.stamps import stamp_to_nanoseconds
 from aiv_interfaces.action import MoveToSector, VerifyInstance
-from aiv_interfaces.msg import Detection2DArray, GroundTruthView, StepReport, Verdict
+from aiv_interfaces.msg import GroundTruthView, StepReport, Verdict
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -67,7 +51,6 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, Si
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
-from std_msgs.msg import String
 
 from .agent.factory import AgentFactory, ConfigError, GoalOverrides
 from .agent.loop import run_episode
@@ -77,34 +60,21 @@ from .camera_model import LatestCamera, camera_from_info
 from .compressed_image import compressed_to_rgb
 from .debug_view import compose_debug_view
 from .detection.base import BoxMode
-from .detection.grounding_dino import grounding_query
+from .detections_input import DetectionsInput
 from .frame_cache import NANOS_PER_SECOND, FrameCache, StampAhead
 from .ros_messages import (
-    AIV_DETECTIONS_TYPE,
-    VISION_DETECTIONS_TYPE,
-    BadDetections,
-    checked_detections,
+    cancelled_verdict,
     failure_verdict,
-    offered_detections_type,
+    published_request,
     verdict_message,
 )
 from .ros_port import FrameSource, MoveChannel, RosEpisodePort
+from .service_stats import ServiceStats, add_stage_times
 from .verification.base import VerifierError
 from .verifier_parameters import FRAME_QOS, goal_problem, node_settings, verifier_parameters
 
-#: Seconds between two warnings about images stamped too far ahead of the clock (each one is counted).
-STAMP_AHEAD_WARNING_PERIOD_S = 10.0
 #: A frame's stamp-to-arrival time above this is not a transport time (a bag's or a simulated clock's stamp).
 ARRIVAL_PLAUSIBLE_S = 60.0
-#: ``detections_type: auto``: seconds between two looks at the type the detections topic's publishers offer.
-DETECTIONS_TYPE_CHECK_S = 0.5
-
-try:  # optional: read detections of a vision_msgs detector (isaac_ros_grounding_dino and most ROS perception)
-    _vision: Any = importlib.import_module("vision_msgs.msg")
-except ImportError:
-    _vision = None
-#: ``detections_type`` value -> the full type name, as the graph and ``ros2 topic info`` say it.
-DETECTIONS_TYPE_NAMES = {"aiv": AIV_DETECTIONS_TYPE, "vision_msgs": VISION_DETECTIONS_TYPE}
 
 
 class VerifierNode(Node):
@@ -138,24 +108,11 @@ class VerifierNode(Node):
             self.create_subscription(
                 GroundTruthView, wiring.ground_truth_topic, self.on_ground_truth, frame_qos
             )
-        self.detection_query_pub = None
-        self.detection_query = ""  # the caption the current (or last) request asked the detector for
-        self._detections_sub: Any = None
-        self._detections_kind = ""  # the type read now: aiv | vision_msgs
-        self._offered_kind: str | None = None  # auto: what the publishers offered at the last look
-        if self.need_detections:
-            if self.wiring.detections_type == "vision_msgs" and _vision is None:
-                raise ParameterError(
-                    "parameter 'detections_type' = 'vision_msgs' but vision_msgs is not installed here "
-                    "(ros-<distro>-vision-msgs); use 'aiv' or install it"
-                )
-            self._read_detections_as("vision_msgs" if self.wiring.detections_type == "vision_msgs" else "aiv")
-            if self.wiring.detections_type == "auto":
-                self.create_timer(DETECTIONS_TYPE_CHECK_S, self._follow_detections_type)
-            if wiring.detection_query_topic:
-                self.detection_query_pub = self.create_publisher(
-                    String, wiring.detection_query_topic, DETECTION_QUERY_QOS.to_profile()
-                )
+        self.detections = (
+            DetectionsInput(self, wiring, self.frames, self.camera, self._note_bad_message)
+            if self.need_detections
+            else None
+        )
         self.verdict_pub = self.create_publisher(Verdict, wiring.verdict_topic, 10)
         # What a session recorder needs besides the camera: the request (latched, so a recorder that joins
         # late still gets the one being served) and every step with its move and outcome.
@@ -191,19 +148,7 @@ class VerifierNode(Node):
         self._busy = threading.Lock()
         # Set on SIGINT / SIGTERM: a request under way cancels its move (the base stops) and ends at once.
         self._stopping = threading.Event()
-        self._stats_lock = threading.Lock()
-        self.stats: dict[str, Any] = {
-            "served": 0,
-            "answered": 0,
-            "failed": 0,
-            "bad_messages": 0,
-            "stamps_ahead": 0,
-            "last_error": "",
-        }
-        self._ahead_warned_at: float | None = None  # time.monotonic() of the last such warning
-        self._ahead_unreported = 0
-        self.stage_seconds: dict[str, float] = {}
-        self.stage_calls: dict[str, int] = {}
+        self.stats = ServiceStats()
         self.create_timer(1.0, self.publish_diagnostics)
         self.get_logger().info(
             f"verifier ready: backend={self.factory.verifier_backend}, settings={self.factory.settings.to_dict()}, "
@@ -248,23 +193,14 @@ class VerifierNode(Node):
 
     def _note_stamp_ahead(self, ahead: StampAhead) -> None:
         """Count an image stamped too far ahead of the clock; warn at most once per period, with the count."""
-        now = time.monotonic()
-        with self._stats_lock:
-            self.stats["stamps_ahead"] += 1
-            self._ahead_unreported += 1
-            if (
-                self._ahead_warned_at is not None
-                and now - self._ahead_warned_at < STAMP_AHEAD_WARNING_PERIOD_S
-            ):
-                return
-            self._ahead_warned_at, count = now, self._ahead_unreported
-            self._ahead_unreported = 0
-        self.get_logger().warning(
-            f"image stamped {ahead.stamp_ns} ns is {ahead.ahead_s:.3f} s ahead of this node's clock "
-            f"(max_stamp_ahead_s = {self.wiring.max_stamp_ahead_s:g}; {count} such image(s) since the last warning): "
-            "it is kept for a request that names its stamp but never taken as the newest frame; "
-            "check the camera's clock, or use_sim_time when replaying a bag"
-        )
+        count = self.stats.stamp_ahead()
+        if count is not None:
+            self.get_logger().warning(
+                f"image stamped {ahead.stamp_ns} ns is {ahead.ahead_s:.3f} s ahead of this node's clock "
+                f"(max_stamp_ahead_s = {self.wiring.max_stamp_ahead_s:g}; {count} such image(s) since the last "
+                "warning): it is kept for a request that names its stamp but never taken as the newest frame; "
+                "check the camera's clock, or use_sim_time when replaying a bag"
+            )
 
     def on_camera_info(self, message: CameraInfo) -> None:
         """Keep the newest usable calibration; a bad one is counted and warned about, the previous one stays."""
@@ -293,62 +229,8 @@ class VerifierNode(Node):
     def on_ground_truth(self, message: GroundTruthView) -> None:
         self.frames.put_ground_truth(stamp_to_nanoseconds(message.header.stamp), message)
 
-    def _read_detections_as(self, kind: str) -> None:
-        """(Re)subscribe to the detections topic with the message type ``kind`` (aiv | vision_msgs)."""
-        if self._detections_sub is not None:
-            self.destroy_subscription(self._detections_sub)
-        message_type = _vision.Detection2DArray if kind == "vision_msgs" else Detection2DArray
-        self._detections_sub = self.create_subscription(
-            message_type, self.wiring.detections_topic, self.on_detections, 10
-        )
-        self._detections_kind = kind
-
-    def _follow_detections_type(self) -> None:
-        """``detections_type: auto``: read the type the topic's publishers offer (ours until one appears)."""
-        topic = self._detections_sub.topic_name
-        offered = {info.topic_type for info in self.get_publishers_info_by_topic(topic)}
-        kind = offered_detections_type(offered)
-        if kind is None or kind == self._offered_kind:
-            return
-        self._offered_kind = kind
-        if kind == "vision_msgs" and _vision is None:
-            self.get_logger().warning(
-                f"detections_type auto: {topic} is published as {VISION_DETECTIONS_TYPE}, but vision_msgs is not "
-                "installed here: those detections cannot be read"
-            )
-            return
-        others = sorted(offered - {DETECTIONS_TYPE_NAMES[kind]})
-        self.get_logger().info(
-            f"detections_type auto: reading {topic} as {DETECTIONS_TYPE_NAMES[kind]}, the type its publisher offers"
-            + (f" (also offered, ignored: {', '.join(others)})" if others else "")
-        )
-        if kind != self._detections_kind:
-            self._read_detections_as(kind)
-
-    def on_detections(self, message: Any) -> None:
-        """Boxes of one frame, from either message type through the one converter; a message with a bad box is
-        refused whole (one warning line, counted) and the frame waits for other detections."""
-        stamp = stamp_to_nanoseconds(message.header.stamp)
-        try:
-            detections, query = checked_detections(message, self._image_size(stamp))
-        except BadDetections as error:
-            kind = DETECTIONS_TYPE_NAMES[self._detections_kind]
-            self._note_bad_message(f"detections stamped {stamp} ns ({kind}) refused: {error}")
-            return
-        self.frames.put_detections(stamp, detections, grounding_query(query) if query.strip() else "")
-
-    def _image_size(self, stamp_ns: int) -> tuple[int, int] | None:
-        """(width, height) the boxes of the frame ``stamp_ns`` must lie in: its image when it is here, else the
-        camera's calibration; None when neither is known (then only the boxes' own values are checked)."""
-        size = self.frames.image_size(stamp_ns)
-        if size is None and (camera := self.camera.get()) is not None:
-            size = (camera.width, camera.height)
-        return size
-
     def _note_bad_message(self, text: str, warn: bool = True) -> None:
-        with self._stats_lock:
-            self.stats["bad_messages"] += 1
-            self.stats["last_error"] = text
+        self.stats.bad_message(text)
         if warn:
             self.get_logger().warning(text)
 
@@ -388,12 +270,7 @@ class VerifierNode(Node):
         for note in session.query.notes:  # served as asked, but said (also in the Verdict's notes)
             self.get_logger().warning(f"request {request_id}: {note}")
 
-        published = VerifyInstance.Goal()
-        for name in VerifyInstance.Goal.get_fields_and_field_types():
-            setattr(published, name, getattr(goal, name))
-        published.request_id = request_id
-        published.episode_key = episode_key
-        self.request_pub.publish(published)
+        self.request_pub.publish(published_request(goal, request_id, episode_key))
         port = RosEpisodePort(
             FrameSource(
                 self.frames,
@@ -401,7 +278,7 @@ class VerifierNode(Node):
                 self.need_ground_truth,
                 self.need_detections,
                 detections_timeout_s=self.wiring.detections_timeout_s,
-                detections_query=self._ask_detector(session.query.category),
+                detections_query=self.detections.ask(session.query.category) if self.detections else None,
                 window_s=self.wiring.frame_stamp_window_s,
                 camera=self.camera,
             ),
@@ -430,9 +307,7 @@ class VerifierNode(Node):
         if trace.cancelled:
             return self._finish_cancelled(goal_handle, request_id, trace.failure_reason, port, session)
         # The ROS path's own stages travel in the Verdict's timings beside the agent's.
-        for stage, seconds in port.clock.seconds.items():
-            session.clock.seconds[stage] = session.clock.seconds.get(stage, 0.0) + seconds
-            session.clock.calls[stage] = session.clock.calls.get(stage, 0) + port.clock.calls.get(stage, 0)
+        add_stage_times(session.clock, port.clock)
         summary = summarize(session, trace)
         last_rows = session.steps[-1].attributes if session.steps else ()
         verdict = verdict_message(
@@ -465,10 +340,7 @@ class VerifierNode(Node):
         shutting_down = self._stopping.is_set() and not goal_handle.is_cancel_requested
         if shutting_down:
             reason = f"the verifier shut down during the request ({reason})"
-        verdict = failure_verdict(request_id, "canceled", reason, self._now())
-        verdict.transcript = list(port.reports)
-        verdict.steps = len(port.reports)
-        verdict.visited_sectors = list(dict.fromkeys(int(r.sector) for r in port.reports if r.sector >= 0))
+        verdict = cancelled_verdict(request_id, reason, self._now(), port.reports)
         self._record(verdict, session)
         if shutting_down:
             goal_handle.abort()
@@ -487,16 +359,6 @@ class VerifierNode(Node):
         self._busy.release()
         return True
 
-    def _ask_detector(self, category: str) -> str | None:
-        """Publish the request's detector query (see the module docstring) before any frame is waited for;
-        the query the accepted detections must carry, or None (no query topic: any detections)."""
-        if self.detection_query_pub is None:
-            return None
-        query = grounding_query(category)
-        self.detection_query = query
-        self.detection_query_pub.publish(String(data=query))
-        return query
-
     def _finish_failed(self, goal_handle, verdict: Verdict) -> VerifyInstance.Result:
         self._record(verdict, None)
         goal_handle.abort()
@@ -504,18 +366,10 @@ class VerifierNode(Node):
 
     def _record(self, verdict: Verdict, session) -> None:
         self.verdict_pub.publish(verdict)
-        with self._stats_lock:
-            self.stats["served"] += 1
-            key = "failed" if verdict.decision == Verdict.DECISION_FAILED else "answered"
-            self.stats[key] += 1
-            if verdict.failure_reason:
-                self.stats["last_error"] = verdict.failure_reason
-            if session is not None:
-                for stage, seconds in session.clock.seconds.items():
-                    self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + seconds
-                    self.stage_calls[stage] = self.stage_calls.get(stage, 0) + session.clock.calls.get(
-                        stage, 0
-                    )
+        failed = verdict.decision == Verdict.DECISION_FAILED
+        self.stats.request_ended(
+            failed, verdict.failure_reason, session.clock if session is not None else None
+        )
 
     def _publish_debug(self, frame: ViewFrame, step) -> None:
         if not self.wiring.publish_debug_image or self.debug_pub.get_subscription_count() == 0:
@@ -534,61 +388,25 @@ class VerifierNode(Node):
     # -- diagnostics ----------------------------------------------------------------------------------------
 
     def publish_diagnostics(self) -> None:
-        with self._stats_lock:
-            stats = dict(self.stats)
-            stages = {
-                stage: self.stage_seconds[stage] / max(1, self.stage_calls.get(stage, 0))
-                for stage in self.stage_seconds
-            }
-        troubles = stats["bad_messages"] or stats["failed"] or stats["stamps_ahead"]
-        level = DiagnosticStatus.WARN if troubles else DiagnosticStatus.OK
-        status = DiagnosticStatus(
-            level=level,
-            name="verifier: agent",
-            message=(
-                f"{stats['answered']} answered, {stats['failed']} failed, {stats['bad_messages']} bad messages, "
-                f"{stats['stamps_ahead']} images stamped ahead of the clock"
-            ),
-            hardware_id="verifier",
-        )
-        # A model detector (bbox_mode detector) tells its device, weights and per-stage latency.
-        describe = getattr(self.factory.detector, "describe", None)
-        detector: dict[str, str] = describe() if callable(describe) else {}
-        devices = self.factory.model_devices()
-        status.values = [
-            KeyValue(key="verifier_backend", value=self.factory.verifier_backend),
-            KeyValue(key="agent_kind", value=self.factory.settings.kind),
-            # The weight-free default runs on the CPU; each model reports its own device (or server URL).
-            KeyValue(key="device", value=", ".join(f"{k}: {v}" for k, v in devices.items()) or "cpu"),
-            KeyValue(key="settings", value=str(self.factory.settings.to_dict())),
-            KeyValue(key="last_error", value=str(stats["last_error"])),
-            KeyValue(key="stamps_ahead", value=str(stats["stamps_ahead"])),
-            KeyValue(key="bad_messages", value=str(stats["bad_messages"])),
+        troubles, summary, counted = self.stats.diagnostics()
+        camera = self.camera.get()
+        values = [
+            *self.factory.diagnostic_values(),
+            *counted,
             # Where pixels become metres (the classical size cue): the camera's calibration, else the parameter.
-            KeyValue(
-                key="camera", value=camera.describe() if (camera := self.camera.get()) else "no camera_info"
-            ),
+            ("camera", camera.describe() if camera else "no camera_info"),
             # Moves whose goal the move server never answered and that went on with a fresh client.
-            KeyValue(key="move_client_renewals", value=str(self.move_client.renewals)),
+            ("move_client_renewals", str(self.move_client.renewals)),
         ]
-        if self.detection_query_pub is not None:
-            status.values.append(KeyValue(key="detection_query", value=self.detection_query))
-        if self.need_detections:
-            status.values.append(
-                KeyValue(key="detections_type", value=DETECTIONS_TYPE_NAMES[self._detections_kind])
-            )
-        status.values += [
-            KeyValue(key=f"latency_ms.{stage}", value=f"{seconds * 1000.0:.2f}")
-            for stage, seconds in sorted(stages.items())
-        ]
-        status.values += [KeyValue(key=f"detector.{key}", value=value) for key, value in detector.items()]
-        # The language model (MLLM verifier, LLM query / NBV): calls, failed calls (answered "" ⇒ Missing), retries.
-        chat_stats = getattr(self.factory.language_model, "stats", None)
-        if callable(chat_stats):
-            status.values += [
-                KeyValue(key=f"language_model.{key}", value=str(value))
-                for key, value in chat_stats().as_record().items()
-            ]
+        if self.detections is not None:
+            values += self.detections.diagnostic_values()
+        status = DiagnosticStatus(
+            level=DiagnosticStatus.WARN if troubles else DiagnosticStatus.OK,
+            name="verifier: agent",
+            message=summary,
+            hardware_id="verifier",
+            values=[KeyValue(key=key, value=value) for key, value in values],
+        )
         array = DiagnosticArray(status=[status])
         array.header.stamp = self._now()
         self.diagnostics_pub.publish(array)

@@ -341,6 +341,27 @@ class AgentFactory:
                 devices[part] = url
         return devices
 
+    def diagnostic_values(self) -> list[tuple[str, str]]:
+        """What the node's diagnostics say about the agent: its backend, kind, devices and settings, and what
+        the detector and the language model report about themselves (latency, calls, failed calls)."""
+        devices = self.model_devices()
+        values = [
+            ("verifier_backend", self.verifier_backend),
+            ("agent_kind", self.settings.kind),
+            # The weight-free default runs on the CPU; each model reports its own device (or server URL).
+            ("device", ", ".join(f"{part}: {device}" for part, device in devices.items()) or "cpu"),
+            ("settings", str(self.settings.to_dict())),
+        ]
+        describe = getattr(self.detector, "describe", None)
+        if callable(describe):
+            values += [(f"detector.{key}", str(value)) for key, value in describe().items()]
+        chat_stats = getattr(self.language_model, "stats", None)  # calls, failed calls (Missing), retries
+        if callable(chat_stats):
+            values += [
+                (f"language_model.{key}", str(value)) for key, value in chat_stats().as_record().items()
+            ]
+        return values
+
     @property
     def needs_privileged_view(self) -> bool:
         """Whether sessions need the simulator's ground-truth channel (GT boxes or an oracle verifier)."""
