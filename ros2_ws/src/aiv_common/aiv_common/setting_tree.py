@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from enum import Enum
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .parameter_spec import ParameterSpec
-from .setting_fields import parameter_spec, setting_doc
+from .setting_fields import parameter_spec
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -33,10 +33,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="DataclassInstance")
 #: Field values that become one ROS parameter each.
 SCALARS = (bool, int, float, str)
-#: What to do with a scalar field that was not declared with ``setting(...)``: its spec, from the dotted
-#: name, the dataclass that owns the field, the field and the default as a ROS scalar.
-Undocumented = Callable[[str, type, "dataclasses.Field[Any]", Any], ParameterSpec]
-_Found = tuple[str, type, "dataclasses.Field[Any]", Any]
+_Found = tuple[str, "dataclasses.Field[Any]", Any]
 
 
 def _dotted(prefix: str, name: str) -> str:
@@ -44,7 +41,7 @@ def _dotted(prefix: str, name: str) -> str:
 
 
 def _scalar_fields(instance: Any, prefix: str) -> list[_Found]:
-    """``(dotted name, owner class, field, ROS value)`` of every scalar field, depth first in declaration order."""
+    """``(dotted name, field, ROS value)`` of every scalar field, depth first in declaration order."""
     found: list[_Found] = []
     for field in dataclasses.fields(instance):
         value = getattr(instance, field.name)
@@ -52,32 +49,26 @@ def _scalar_fields(instance: Any, prefix: str) -> list[_Found]:
         if dataclasses.is_dataclass(value):
             found += _scalar_fields(value, name)
         elif isinstance(value, Enum):
-            found.append((name, type(instance), field, value.value))
+            found.append((name, field, value.value))
         elif isinstance(value, SCALARS):
-            found.append((name, type(instance), field, value))
+            found.append((name, field, value))
     return found
 
 
 def flatten_defaults(instance: Any, prefix: str = "") -> dict[str, Any]:
     """``{"prefix.field": value}`` for every scalar field of ``instance``, recursing into nested dataclasses."""
-    return {name: value for name, _owner, _field, value in _scalar_fields(instance, prefix)}
+    return {name: value for name, _field, value in _scalar_fields(instance, prefix)}
 
 
-def setting_specs(
-    instance: Any, prefix: str = "", undocumented: Undocumented | None = None
-) -> tuple[ParameterSpec, ...]:
+def setting_specs(instance: Any, prefix: str = "") -> tuple[ParameterSpec, ...]:
     """One :class:`ParameterSpec` per scalar field (same names and order as :func:`flatten_defaults`).
 
-    Each field says what it means and accepts (``setting(...)``); a field that does not is a TypeError, unless
-    ``undocumented`` supplies its spec.
+    Every field must say what it means and accepts (``setting(...)``); one that does not is a TypeError, so a
+    knob cannot reach users undocumented.
     """
-    specs = []
-    for name, owner, field, value in _scalar_fields(instance, prefix):
-        if undocumented is not None and setting_doc(field) is None:
-            specs.append(undocumented(name, owner, field, value))
-        else:
-            specs.append(parameter_spec(name, field, value))
-    return tuple(specs)
+    return tuple(
+        parameter_spec(name, field, value) for name, field, value in _scalar_fields(instance, prefix)
+    )
 
 
 def nested_config(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -133,7 +124,6 @@ def _section_type(field: dataclasses.Field[Any], hint: Any) -> type[Any] | None:
 
 __all__ = [
     "SCALARS",
-    "Undocumented",
     "dataclass_from_mapping",
     "flatten_defaults",
     "nested_config",

@@ -34,7 +34,6 @@ from aiv_common.setting_tree import dataclass_from_mapping, flatten_defaults, ne
 from aiv_dataset.query_rules import description_problem
 from aiv_dataset.vocabulary import SECTOR_COUNT
 
-from . import _classical_fallback
 from .agent.factory import VERIFIER_BACKENDS, classical_settings_class
 from .agent.settings import AgentSettings
 from .model_config import (
@@ -207,7 +206,7 @@ def config_parameter_specs() -> tuple[ParameterSpec, ...]:
 
 @functools.cache
 def _config_specs() -> tuple[ParameterSpec, ...]:
-    return setting_specs(VerifierConfig(), undocumented=_classical_fallback.spec)
+    return setting_specs(VerifierConfig())
 
 
 @functools.cache

@@ -71,13 +71,6 @@ def classical_settings_class() -> type[Any]:
     return ClassicalSettings
 
 
-def classical_ocr_choices() -> tuple[str, ...]:
-    """The OCR engine names the weight-free verifier accepts (``verifier.classical.ocr_engine``)."""
-    from aiv_checks.measure.ocr import ENGINE_CHOICES
-
-    return ENGINE_CHOICES
-
-
 PRIVILEGED_VERIFIERS = frozenset({"oracle", "noisy_oracle"})
 
 
