@@ -1,18 +1,13 @@
 """Build the agent's backends once from one configuration mapping, and sessions from them per request.
 
-The configuration has three sections, the same in the node's params YAML (as dotted parameter names) and in
-the evaluator's in-process mode:
-
-``agent``           :class:`AgentSettings` fields (agent kind, query mode, fusion, nbv, decision mode, bbox
-                    mode, seed);
-``verifier``        ``backend`` (classical | oracle | noisy_oracle | mllm), ``dataset_root`` (oracles), ``noise``
-                    {error_rate, unsure_rate, seed} (noisy oracle), ``classical`` / ``mllm`` {backend knobs};
-``query``           passed to :func:`aiv_verifier.query.build_query_interpreter` (rules or LLM, caches);
-``detector``        :class:`~aiv_verifier.model_config.DetectorParams` (``agent.bbox_mode: detector``);
-``embedding``       :class:`~aiv_verifier.model_config.EmbeddingParams` (``agent.kind: clip | siglip``);
-``language_model``  :class:`~aiv_verifier.model_config.LanguageModelParams` (MLLM verifier, LLM query and NBV,
-                    trained agent);
-``trained``         :class:`~aiv_verifier.model_config.TrainedAgentParams` (``agent.kind: trained``).
+The configuration is a nested mapping with one section per part, the same in the node's params YAML (as
+dotted parameter names) and in the evaluator's in-process mode: ``agent`` (:class:`AgentSettings`),
+``verifier`` (``backend``: classical | oracle | noisy_oracle | mllm, ``dataset_root``, the calibration file,
+and the ``noise`` / ``classical`` / ``mllm`` sections), ``query``, ``detector``, ``embedding``,
+``language_model`` and ``trained``. Their dataclasses, names and defaults are declared once, in
+:mod:`aiv_verifier.verifier_parameters` (which imports this module to learn its backends, never the other way
+round); each section is turned into its dataclass here with :func:`aiv_common.setting_tree.dataclass_from_mapping`,
+which refuses unknown keys.
 
 Backends are expensive (OCR engines, ground-truth indexes, neural models), so :class:`AgentFactory` builds them
 once, and only those the configuration uses: a model library is imported by the backend that needs it, so the
