@@ -32,6 +32,7 @@ incomplete model directory, an unknown parameter) ends start-up with one line an
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import sys
 import threading
@@ -46,7 +47,8 @@ from aiv_common.image_conversion import ImageConversionError, imgmsg_to_rgb, num
 from aiv_common.parameter_spec import ParameterError, ParameterSpec
 from aiv_common.parameters import declare_parameter_table, start_node
 from aiv_common.qos import DETECTION_QUERY_QOS, LATCHED_FRAME, qos_parameter_specs, qos_settings_from
-from aiv_common.setting_tree import nested_config, setting_specs
+from aiv_common.setting_fields import setting
+from aiv_common.setting_tree import dataclass_from_mapping, nested_config, setting_specs
 from aiv_interfaces.msg import Detection2D, Detection2DArray
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from PIL import Image as PilImage
@@ -73,29 +75,28 @@ try:  # optional: the interfaces most ROS perception stacks consume; not install
 except ImportError:
     _vision = None
 
-NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
-    ParameterSpec("image_topic", "camera/image_raw", "camera images (any 8-bit colour or mono encoding)"),
-    ParameterSpec(
-        "image_transport",
+
+@dataclass(frozen=True)
+class DetectorWiring:
+    """The detector node's topics and its query until one arrives."""
+
+    image_topic: str = setting("camera/image_raw", "camera images (any 8-bit colour or mono encoding)")
+    image_transport: str = setting(
         "raw",
         "raw: image_topic carries sensor_msgs/Image; compressed: sensor_msgs/CompressedImage (jpeg/png)",
         choices=IMAGE_TRANSPORTS,
-    ),
-    ParameterSpec("query", "object", "text to detect until a query arrives on query_topic"),
-    ParameterSpec(
-        "query_topic",
-        "detector/query",
-        "std_msgs/String (latched) that replaces the query; '' = parameter only",
-    ),
-    ParameterSpec("detections_topic", "detections", "aiv_interfaces/Detection2DArray per detected frame"),
-    ParameterSpec(
-        "vision_detections_topic",
+    )
+    query: str = setting("object", "text to detect until a query arrives on query_topic")
+    query_topic: str = setting(
+        "detector/query", "std_msgs/String (latched) that replaces the query; '' = parameter only"
+    )
+    detections_topic: str = setting("detections", "aiv_interfaces/Detection2DArray per detected frame")
+    vision_detections_topic: str = setting(
         "detector/vision_detections",
         "vision_msgs/Detection2DArray per detected frame, when vision_msgs is installed; '' = off",
-    ),
-    ParameterSpec("debug_image_topic", "detector/debug_image", "the frame with its boxes drawn"),
-    ParameterSpec("publish_debug_image", True, "draw the debug image (only while someone subscribes)"),
-)
+    )
+    debug_image_topic: str = setting("detector/debug_image", "the frame with its boxes drawn")
+    publish_debug_image: bool = setting(True, "draw the debug image (only while someone subscribes)")
 
 
 def detector_node_parameters() -> tuple[ParameterSpec, ...]:
@@ -107,7 +108,7 @@ def detector_node_parameters() -> tuple[ParameterSpec, ...]:
     backend = ParameterSpec(
         "detector.backend", "grounding_dino", "the detector model family", choices=("grounding_dino",)
     )
-    return (backend, *model, *NODE_PARAMETERS, *qos_parameter_specs(FRAME_QOS, LATCHED_FRAME))
+    return (backend, *model, *setting_specs(DetectorWiring()), *qos_parameter_specs(FRAME_QOS, LATCHED_FRAME))
 
 
 class NewestOnly:
@@ -234,6 +235,8 @@ class DetectorNode(Node):
     def __init__(self, detector: GroundingDinoDetector | None = None, **kwargs: Any) -> None:
         super().__init__("detector", **kwargs)
         values = declare_parameter_table(self, detector_node_parameters())
+        fields = [field.name for field in dataclasses.fields(DetectorWiring)]
+        wiring = dataclass_from_mapping(DetectorWiring, {name: values[name] for name in fields}, "")
         frame_qos = qos_settings_from(values, FRAME_QOS).to_profile(where=FRAME_QOS)
         if detector is None:
             config = nested_config({k: v for k, v in values.items() if k.startswith("detector.")})
@@ -244,8 +247,8 @@ class DetectorNode(Node):
             assert isinstance(built, GroundingDinoDetector)
             detector = built
         self.detector = detector
-        self.query = str(values["query"])
-        self.publish_debug = bool(values["publish_debug_image"])
+        self.query = wiring.query
+        self.publish_debug = wiring.publish_debug_image
         self.stats = DetectorStats()
         self._lock = threading.Lock()
         self._last_frame: Any = None
@@ -253,22 +256,22 @@ class DetectorNode(Node):
         self.batch_window_s = float(values["detector.batch_window_s"])
         self.mailbox = NewestOnly(self.max_batch)
 
-        self.detections_pub = self.create_publisher(Detection2DArray, str(values["detections_topic"]), 10)
+        self.detections_pub = self.create_publisher(Detection2DArray, wiring.detections_topic, 10)
         self.vision_pub = None
-        vision_topic = str(values["vision_detections_topic"])
+        vision_topic = wiring.vision_detections_topic
         if vision_topic and _vision is not None:
             self.vision_pub = self.create_publisher(_vision.Detection2DArray, vision_topic, 10)
         elif vision_topic:
             self.get_logger().info("vision_msgs is not installed: publishing aiv_interfaces detections only")
-        self.debug_pub = self.create_publisher(Image, str(values["debug_image_topic"]), 1)
+        self.debug_pub = self.create_publisher(Image, wiring.debug_image_topic, 1)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        if values["image_transport"] == "compressed":
-            self.create_subscription(CompressedImage, str(values["image_topic"]), self.on_frame, frame_qos)
+        if wiring.image_transport == "compressed":
+            self.create_subscription(CompressedImage, wiring.image_topic, self.on_frame, frame_qos)
         else:
-            self.create_subscription(Image, str(values["image_topic"]), self.on_frame, frame_qos)
-        if values["query_topic"]:
+            self.create_subscription(Image, wiring.image_topic, self.on_frame, frame_qos)
+        if wiring.query_topic:
             self.create_subscription(
-                String, str(values["query_topic"]), self.on_query, DETECTION_QUERY_QOS.to_profile()
+                String, wiring.query_topic, self.on_query, DETECTION_QUERY_QOS.to_profile()
             )
         self.create_timer(1.0, self.publish_diagnostics)
         self._worker = threading.Thread(target=self._work, name="detector-model", daemon=True)
