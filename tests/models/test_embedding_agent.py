@@ -18,8 +18,8 @@ from aiv_verifier.agent.embedding import EmbeddingAgent, EmbeddingSession, sessi
 from aiv_verifier.agent.embedding_rules import EmbeddingRules, cross_view_score
 from aiv_verifier.agent.factory import ConfigError, build_model_agent
 from aiv_verifier.agent.protocol import AgentSession
-from aiv_verifier.agent.session import ViewFrame
 from aiv_verifier.agent.settings import AgentSettings
+from aiv_verifier.agent.steps import ViewFrame
 from aiv_verifier.core.crop import Detection
 from aiv_verifier.core.types import Attribute, Decision
 from aiv_verifier.detection.base import BoxMode, crop_view

@@ -23,8 +23,8 @@ import pytest
 from aiv_eval.in_process import run_in_process
 from aiv_models.embedding import EmbeddingModel
 from aiv_verifier.agent.embedding import EmbeddingAgent
-from aiv_verifier.agent.session import ViewFrame
 from aiv_verifier.agent.settings import AgentSettings
+from aiv_verifier.agent.steps import ViewFrame
 from aiv_verifier.core.types import Decision
 from aiv_verifier.detection.base import BoxMode
 from aiv_verifier.model_config import EmbeddingParams

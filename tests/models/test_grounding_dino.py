@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from aiv_models.local_weights import ModelDirError, directory_fingerprint
 from aiv_verifier.agent.factory import AgentFactory, ConfigError, build_detector
-from aiv_verifier.agent.session import ViewFrame
+from aiv_verifier.agent.steps import ViewFrame
 from aiv_verifier.core.crop import NO_BOX_CONFIDENCE, padded_box
 from aiv_verifier.detection.base import BoxMode, crop_view
 from aiv_verifier.detection.grounding_dino import GroundingDinoDetector, grounding_query

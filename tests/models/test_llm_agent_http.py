@@ -16,7 +16,7 @@ from aiv_eval.spec import EvalSpec
 from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import pair_key
 from aiv_verifier.agent.factory import AgentFactory, ConfigError
-from aiv_verifier.agent.session import LANGUAGE_MODEL_FAILED
+from aiv_verifier.agent.steps import LANGUAGE_MODEL_FAILED
 from support import offline_models, tiny_vlm
 from support.colour_dataset import INDEX, build_colour_dataset
 from support.llm_server import MODEL_NAME, routed, serving, tiny_vlm_answer

@@ -29,8 +29,8 @@ from aiv_eval.in_flight import LockedDetector, in_flight_problem, shared_detecto
 from aiv_eval.in_process import run_in_process
 from aiv_models.embedding import EmbeddingModel, TextCache
 from aiv_verifier.agent.embedding import EMBEDDING_FAILED, EmbeddingAgent
-from aiv_verifier.agent.session import ViewFrame
 from aiv_verifier.agent.settings import AgentSettings
+from aiv_verifier.agent.steps import ViewFrame
 from aiv_verifier.detection.base import BoxMode
 from aiv_verifier.detection.grounding_dino import GroundingDinoDetector
 from aiv_verifier.detector_node import NewestOnly

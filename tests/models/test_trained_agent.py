@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from aiv_models.chat import ChatModel, ChatRequest, ChatResult
 from aiv_verifier.agent.factory import AgentFactory, ConfigError
-from aiv_verifier.agent.session import ViewFrame
 from aiv_verifier.agent.settings import AgentSettings
+from aiv_verifier.agent.steps import ViewFrame
 from aiv_verifier.agent.trained import TrainedAgent, TrainedSession
 from aiv_verifier.agent.trained_parse import ActionKind, map_action, move_direction, parse_reply
 from aiv_verifier.agent.trained_prompt import DEFAULT_PROMPT_FILE, TrainedPromptTemplate

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from aiv_models.chat import ChatRequest
-from aiv_verifier.agent.session import ViewFrame
 from aiv_verifier.agent.settings import AgentSettings
+from aiv_verifier.agent.steps import ViewFrame
 from aiv_verifier.agent.trained import TrainedAgent
 from aiv_verifier.agent.trained_parse import map_action, parse_reply
 from aiv_verifier.language_model import language_model_from_params

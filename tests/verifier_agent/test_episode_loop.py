@@ -14,10 +14,10 @@ from aiv_dataset.layout import PInVerifyDataset
 from aiv_dataset.vocabulary import MoveOutcome
 from aiv_eval.env_port import EnvPort, frame_from_observation, run_env_episode
 from aiv_offline_sim.environment import Action, PInVerifyEnv
+from aiv_verifier.agent.episode_loop import run_episode
 from aiv_verifier.agent.factory import AgentFactory
-from aiv_verifier.agent.loop import run_episode
-from aiv_verifier.agent.session import VerificationSession
 from aiv_verifier.agent.trace import summarize
+from aiv_verifier.agent.verification_session import VerificationSession
 from aiv_verifier.core.types import Decision
 from support.tiny_dataset import EpisodeSpec, TinyDataset, ring
 

@@ -11,8 +11,9 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
-from aiv_verifier.agent.session import AgentComponents, VerificationSession, ViewFrame
 from aiv_verifier.agent.settings import AgentSettings
+from aiv_verifier.agent.steps import AgentComponents, ViewFrame
+from aiv_verifier.agent.verification_session import VerificationSession
 from aiv_verifier.core.fusion import make_fusion
 from aiv_verifier.core.nbv import make_nbv
 from aiv_verifier.core.types import Attribute, AttributeState, Decision

@@ -1,6 +1,6 @@
 """Open-loop replay of a recorded session: the recorded frames, along the recorded trajectory, to a verifier.
 
-:class:`BagPort` is one more port of the one episode loop (:func:`~aiv_verifier.agent.loop.run_episode`): its
+:class:`BagPort` is one more port of the one episode loop (:func:`~aiv_verifier.agent.episode_loop.run_episode`): its
 ``frame()`` gives the frame the recording judged at that step and its ``move()`` the outcome the recorded move
 had (open loop: a replayed agent that asks for another direction still gets the recorded outcome, and the
 step is reported as changed). The replayed steps and verdict are built with the verifier node's own message
@@ -26,10 +26,10 @@ import yaml
 from aiv_common.image_conversion import ImageConversionError, imgmsg_to_rgb
 from aiv_common.parameter_spec import ParameterError, check_values, flatten_parameters, parameter_defaults
 from aiv_dataset.vocabulary import MoveOutcome
+from aiv_verifier.agent.episode_loop import run_episode
 from aiv_verifier.agent.factory import PRIVILEGED_VERIFIERS, AgentFactory, ConfigError, GoalOverrides
-from aiv_verifier.agent.loop import run_episode
 from aiv_verifier.agent.port import FrameRequest, FrameUnavailable, MoveFailed, MoveReport
-from aiv_verifier.agent.session import AgentStep, ViewFrame
+from aiv_verifier.agent.steps import AgentStep, ViewFrame
 from aiv_verifier.agent.trace import TraceEntry, summarize
 from aiv_verifier.detection.base import BoxMode
 from aiv_verifier.frame_cache import FrameEntry

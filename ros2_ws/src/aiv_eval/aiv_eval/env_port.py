@@ -1,6 +1,6 @@
 """The episode port over :class:`PInVerifyEnv` in-process: the no-ROS path of evaluation and regression.
 
-The episode itself is the verifier's one loop (:func:`aiv_verifier.agent.loop.run_episode`); the episode side
+The episode itself is the verifier's one loop (:func:`aiv_verifier.agent.episode_loop.run_episode`); the episode side
 is the simulator node's own core, :class:`~aiv_offline_sim.episode_service.EpisodeService`: it starts the
 episode (query rules, loading and checking the files, decoding the first view), answers moves and decodes
 each new view, with the same refusals and words as over ROS. This port only turns its observations into the
@@ -17,12 +17,12 @@ import numpy as np
 from aiv_models.timing import StageClock
 from aiv_offline_sim.environment import Observation, PInVerifyEnv
 from aiv_offline_sim.episode_service import EpisodeService, EpisodeStart, camera_matrix
+from aiv_verifier.agent.episode_loop import run_episode
 from aiv_verifier.agent.factory import NO_OVERRIDES, AgentFactory, GoalOverrides
 from aiv_verifier.agent.frames import geometry_from_layout
-from aiv_verifier.agent.loop import run_episode
 from aiv_verifier.agent.port import FrameRequest, MoveReport
 from aiv_verifier.agent.protocol import AgentSession
-from aiv_verifier.agent.session import AgentStep, ViewFrame
+from aiv_verifier.agent.steps import AgentStep, ViewFrame
 from aiv_verifier.agent.trace import EpisodeSummary, EpisodeTrace, summarize
 from aiv_verifier.camera_model import camera_from_info
 from aiv_verifier.verification.base import PrivilegedViewInfo

@@ -31,7 +31,7 @@ from typing import Any
 
 from aiv_dataset.constants import PAIR_TYPES
 from aiv_dataset.vocabulary import DIRECTION_OFFSETS, SECTOR_COUNT, clean_direction
-from aiv_verifier.agent.session import LANGUAGE_MODEL_FAILED
+from aiv_verifier.agent.steps import LANGUAGE_MODEL_FAILED
 from aiv_verifier.core.types import AttributeState
 
 FLOAT_DECIMALS = 4

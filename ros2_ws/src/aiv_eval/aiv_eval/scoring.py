@@ -11,7 +11,7 @@ from typing import Any
 
 from aiv_dataset.index_records import PairRecord
 from aiv_verifier.agent.protocol import AgentSession
-from aiv_verifier.agent.session import AgentStep
+from aiv_verifier.agent.steps import AgentStep
 from aiv_verifier.agent.trace import EpisodeSummary, EpisodeTrace
 from aiv_verifier.verdict_codes import decision_from_code, model_calls_from_timings
 

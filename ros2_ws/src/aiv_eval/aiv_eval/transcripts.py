@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from aiv_dataset.vocabulary import MoveOutcome
-from aiv_verifier.agent.session import AgentStep
+from aiv_verifier.agent.steps import AgentStep
 from aiv_verifier.agent.trace import EpisodeTrace
 from aiv_verifier.verdict_codes import ACTION_DECIDE, DECISION_YES, STATES_BY_CODE
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 from PIL import Image, ImageDraw
 
-from .agent.session import AttributeRow
+from .agent.steps import AttributeRow
 from .core.crop import PixelBox
 from .core.types import AttributeState
 

@@ -23,9 +23,10 @@ from aiv_interfaces.msg import (
     StepReport,
     Verdict,
 )
+from aiv_models.timing import StageClock
 
 from .agent.frames import geometry_from_layout
-from .agent.session import AgentStep, AttributeRow, StageClock
+from .agent.steps import AgentStep, AttributeRow
 from .agent.trace import EpisodeSummary, TraceEntry
 from .core.crop import Detection
 from .core.sector_geometry import SectorGeometry

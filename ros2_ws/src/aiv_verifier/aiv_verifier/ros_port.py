@@ -2,7 +2,7 @@
 
 Built per VerifyInstance request by the verifier node from its long-lived pieces (the :class:`FrameCache` its
 topic callbacks fill, its MoveToSector client) and the request's goal handle, and handed to the one episode
-loop (:func:`aiv_verifier.agent.loop.run_episode`). Everything ROS-specific about an episode lives here: which
+loop (:func:`aiv_verifier.agent.episode_loop.run_episode`). Everything ROS-specific about an episode lives here: which
 frame belongs to a move (the stamp its result names), how the ground-truth channel becomes the agent's
 privileged inputs, bounded waits on a move server that may have died, and per-step feedback on the goal.
 """
@@ -28,7 +28,7 @@ from aiv_models.timing import StageClock
 from rclpy.node import Node
 
 from .agent.port import FrameRequest, FrameUnavailable, FrameUnusable, MoveCancelled, MoveFailed, MoveReport
-from .agent.session import AgentStep, ViewFrame
+from .agent.steps import AgentStep, ViewFrame
 from .agent.trace import TraceEntry
 from .camera_model import LatestCamera
 from .frame_cache import NANOS_PER_SECOND, FrameCache, FrameEntry, FrameTimeout

@@ -1,7 +1,7 @@
 """The ``verifier`` node: serves VerifyInstance by driving a MoveToSector server and judging camera frames.
 
-A thin shell around the one episode loop (:func:`~aiv_verifier.agent.loop.run_episode`): per request it
-starts a :class:`~aiv_verifier.agent.session.VerificationSession` from the goal and a
+A thin shell around the one episode loop (:func:`~aiv_verifier.agent.episode_loop.run_episode`): per request it
+starts a :class:`~aiv_verifier.agent.verification_session.VerificationSession` from the goal and a
 :class:`~aiv_verifier.ros_port.RosEpisodePort` (camera frames in, MoveToSector goals out, feedback per step),
 runs the loop and turns its trace into a Verdict. Backends are built once at
 start-up from parameters (``config/verifier.yaml``); a missing model or dataset ends start-up with exit code 2
@@ -52,9 +52,9 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 
+from .agent.episode_loop import run_episode
 from .agent.factory import AgentFactory, ConfigError, GoalOverrides
-from .agent.loop import run_episode
-from .agent.session import ViewFrame
+from .agent.steps import ViewFrame
 from .agent.trace import summarize
 from .camera_model import LatestCamera, camera_from_info
 from .compressed_image import compressed_to_rgb

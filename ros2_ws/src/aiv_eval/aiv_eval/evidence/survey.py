@@ -26,7 +26,7 @@ from aiv_dataset.layout import PInVerifyDataset
 from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import EpisodeRequestError, EpisodeService
 from aiv_verifier.agent.factory import AgentFactory
-from aiv_verifier.agent.session import view_input
+from aiv_verifier.agent.steps import view_input
 from aiv_verifier.claims import attribute_claim_kind, is_object_claim, view_hint
 from aiv_verifier.core.evidential import view_quality, view_weight
 from aiv_verifier.core.types import Decision

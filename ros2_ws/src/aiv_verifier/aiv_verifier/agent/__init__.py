@@ -1,8 +1,10 @@
 """The verification agent: the core pieces assembled into an episode loop, free of ROS."""
 
+from aiv_models.timing import StageClock
+
+from .episode_loop import CANCELLED_REASON, run_episode
 from .factory import NO_OVERRIDES, VERIFIER_BACKENDS, AgentFactory, ConfigError, GoalOverrides, build_verifier
 from .frames import geometry_from_layout
-from .loop import CANCELLED_REASON, run_episode
 from .port import (
     EpisodePort,
     FrameRequest,
@@ -13,9 +15,10 @@ from .port import (
     PortError,
 )
 from .protocol import EpisodeAgent, MoveRequest, StepView, SummarySource
-from .session import AgentComponents, AgentStep, AttributeRow, StageClock, VerificationSession, ViewFrame
 from .settings import AgentSettings
+from .steps import AgentComponents, AgentStep, AttributeRow, ViewFrame
 from .trace import EpisodeSummary, EpisodeTrace, TraceEntry, summarize
+from .verification_session import VerificationSession
 
 __all__ = [
     "CANCELLED_REASON",

@@ -7,7 +7,7 @@ step) → the description aggregation, the cross-view mean over effective views 
 (:mod:`.embedding_rules`) → a move chosen like the reference CLIP policy does: the random or angular
 farthest-point NBV of §5.10 (never the LLM one).
 
-Steps are :class:`~aiv_verifier.agent.session.AgentStep` values like the pipeline's, with one
+Steps are :class:`~aiv_verifier.agent.steps.AgentStep` values like the pipeline's, with one
 :class:`AttributeRow` per scored text (``desc_1``.. or ``merged_desc``; the score and the running mean in
 ``last_reason``, this view's Yes/No in ``last_answer``, views above / not above the threshold as votes) plus,
 when several texts are aggregated, one row for the view score. So transcripts, step reports, Verdicts and
@@ -38,8 +38,9 @@ from ..detection.base import BoxMode, Detector
 from ..model_config import EmbeddingParams
 from ..query.types import QueryMode, QuerySpec
 from .embedding_rules import MARGIN_REASON, EmbeddingRules, check_overlength, cross_view_score
-from .session import AgentStep, AttributeRow, SessionBase, ViewFrame
 from .settings import AgentSettings
+from .steps import AgentStep, AttributeRow, ViewFrame
+from .verification_session import SessionBase
 
 #: The NBV strategies the reference CLIP policy uses (it has no LLM-NBV).
 EMBEDDING_NBV = ("random", "farthest")

@@ -49,8 +49,9 @@ from ..model_config import (
 from ..query.types import QueryInterpreter, QueryMode, QuerySpec
 from ..verification.base import PerViewVerifier, VerifierError
 from .protocol import AgentSession
-from .session import AgentComponents, VerificationSession
 from .settings import AgentSettings
+from .steps import AgentComponents
+from .verification_session import VerificationSession
 
 VERIFIER_BACKENDS = ("classical", "oracle", "noisy_oracle", "mllm")
 

@@ -1,7 +1,7 @@
 """What the episode loop asks of the world it verifies in: a *port*.
 
 A port gives the frame that shows the current pose, carries out a move and says whether the caller gave up.
-The loop (:mod:`.loop`) is written against this protocol alone, so the verifier node (ROS topics and the
+The loop (:mod:`.episode_loop`) is written against this protocol alone, so the verifier node (ROS topics and the
 MoveToSector action), the evaluator's in-process environment, bag replay and a robot adapter each add a port
 and reuse the same loop, with the same rules and the same failure reasons.
 
@@ -16,7 +16,7 @@ from typing import Protocol
 
 from aiv_dataset.vocabulary import MoveOutcome
 
-from .session import ViewFrame
+from .steps import ViewFrame
 
 
 class PortError(RuntimeError):

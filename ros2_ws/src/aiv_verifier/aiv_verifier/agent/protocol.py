@@ -1,8 +1,8 @@
 """What the episode loop and the episode summary ask of an agent, and nothing more.
 
-The loop (:mod:`.loop`) only feeds frames and reads whether a step answered or which way it wants to move, so
+The loop (:mod:`.episode_loop`) only feeds frames and reads whether a step answered or which way it wants to move, so
 any agent that can do that can be driven over every port (simulator, in-process environment, bag, robot):
-:class:`~aiv_verifier.agent.session.VerificationSession` with its per-view verifiers is one; an agent that
+:class:`~aiv_verifier.agent.verification_session.VerificationSession` with its per-view verifiers is one; an agent that
 scores whole views with embeddings or a trained end-to-end policy are others. The summary the evaluator and
 the Verdict need at the end (:func:`~aiv_verifier.agent.trace.summarize`) reads a few more facts, named
 separately in :class:`SummarySource` so the loop never depends on them.
@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol, TypeVar
 
+from aiv_models.timing import StageClock
+
 from ..core.evidential import EvidenceSummary
 from ..core.types import Decision
 from ..query.types import QuerySpec
-from .session import AgentStep, StageClock, ViewFrame
+from .steps import AgentStep, ViewFrame
 
 
 class MoveRequest(Protocol):

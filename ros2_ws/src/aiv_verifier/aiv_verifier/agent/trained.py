@@ -34,10 +34,11 @@ from ..detection.base import BoxMode, Detector
 from ..model_config import TrainedAgentParams
 from ..query.types import QuerySpec
 from ..verification.base import AttributeAnswer
-from .session import AgentStep, AttributeRow, SessionBase, ViewFrame
 from .settings import AgentSettings
+from .steps import AgentStep, AttributeRow, ViewFrame
 from .trained_parse import ActionKind, MappedAction, ParsedReply, map_action, parse_reply
 from .trained_prompt import HistoryEntry, PromptState, TrainedPromptTemplate, user_message
+from .verification_session import SessionBase
 
 VERIFICATION_ROW = "verification"
 """The one transcript row of a trained-agent step: the model's verdict about this view."""

@@ -2,7 +2,7 @@
 
 The session is the only place where the core pieces are put together: bookkeeping (§5.9) → crop (§5.4) →
 per-view verification (§5.5) → tracker (§5.6) → fusion and stopping (§5.7-5.8) → next-best-view (§5.10). It is
-one implementation of the agent protocol (:mod:`.protocol`); the one episode loop (:mod:`.loop`) drives it
+one implementation of the agent protocol (:mod:`.protocol`); the one episode loop (:mod:`.episode_loop`) drives it
 frame by frame over every port, which is what makes the ROS node's and the in-process evaluator's decisions
 identical: a port adds no logic of its own beyond turning messages or environment observations into
 :class:`ViewFrame` values.
@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 
-import numpy as np
 from aiv_models.timing import StageClock
 
 from ..claims import attribute_claim_kind, is_object_claim, view_hint
-from ..core.crop import CropResult, Detection
+from ..core.crop import CropResult
 from ..core.evidential import (
     ClaimAnswer,
     ClaimItem,
@@ -29,22 +27,25 @@ from ..core.evidential import (
     view_quality,
     view_weight,
 )
-from ..core.fusion import FusionStrategy
-from ..core.nbv import NbvChoice, NbvRequest, NbvStrategy
+from ..core.nbv import NbvChoice, NbvRequest
 from ..core.nbv_prompt import attribute_statuses
 from ..core.policy_bookkeeping import EpisodeBookkeeping, StepBookkeeping
-from ..core.sector_geometry import SectorGeometry
 from ..core.stopping import DecisionMode, evaluate_stop
 from ..core.tracker import AttributeStateTracker
 from ..core.types import Attribute, AttributeState, Decision, ViewJudgement
 from ..detection.base import BoxMode, Detector, crop_view
 from ..query.types import QueryMode, QuerySpec
-from ..verification.base import AttributeAnswer, PerViewVerifier, PrivilegedViewInfo, ViewInput, check_answers
+from ..verification.base import AttributeAnswer, check_answers
 from .settings import AgentSettings
+from .steps import (
+    LANGUAGE_MODEL_FAILED,
+    AgentComponents,
+    AgentStep,
+    AttributeRow,
+    ViewFrame,
+    view_input,
+)
 
-LANGUAGE_MODEL_FAILED = "language_model_failed"
-"""``model_calls`` key: language-model calls of the episode that failed (answered "", then Missing / fallback),
-query understanding's included."""
 #: Longest model error quoted in a failure reason.
 _ERROR_CHARS = 200
 
@@ -57,110 +58,6 @@ def _failed_calls(debug: Mapping[str, object]) -> int:
 def _one_line(text: str, limit: int = _ERROR_CHARS) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
-
-
-@dataclass(frozen=True)
-class ViewFrame:
-    """What the agent gets on one step, independent of where it came from (simulator, bag, robot).
-
-    ``step_count`` is s of the stopping rule (0 on the first view); ``navigation_failed`` says the previous
-    move was refused, so this image repeats the last one. ``gt_box`` is the privileged ground-truth box (GT box
-    mode; None = the capture has no box), ``detections`` the boxes of an external detector for this frame.
-    ``target_visible`` is the privileged mask-over-threshold flag (LLM-NBV trap warnings), ``geometry`` the
-    capture layout for angular FPS. ``focal_px`` is the camera's horizontal focal length in pixels of
-    ``image`` when the camera publishes its calibration (None: unknown; see :mod:`aiv_verifier.camera_model`).
-    """
-
-    image: np.ndarray
-    step_count: int
-    current_sector: int
-    navigation_failed: bool = False
-    image_key: Hashable | None = None
-    capture_tag: str = ""
-    gt_box: tuple[float, float, float, float] | None = None
-    detections: tuple[Detection, ...] = ()
-    target_visible: bool | None = None
-    privileged: PrivilegedViewInfo | None = None
-    geometry: SectorGeometry | None = None
-    focal_px: float | None = None
-
-
-@dataclass(frozen=True)
-class AttributeRow:
-    """One attribute after a step: both tracker accumulators and this view's answer."""
-
-    name: str
-    type: str
-    evidence_phrase: str
-    weight: int
-    state: AttributeState  # raw-vote final decision (drives attr_majority)
-    reconciled_state: AttributeState  # Eq. 3 state (drives majority, LLM-NBV status)
-    votes_matched: float
-    votes_contradicted: float
-    weight_matched: float
-    weight_contradicted: float
-    weight_missing: float
-    converged: bool
-    last_answer: str  # "Yes" / "No" / "Unsure", "" when not asked this step
-    last_reason: str
-    # The evidential opinion (NaN / "" when the session keeps none): belief + disbelief + uncertainty = 1.
-    belief: float = math.nan
-    disbelief: float = math.nan
-    uncertainty: float = math.nan
-    claim_kind: str = ""
-
-
-@dataclass(frozen=True)
-class AgentStep:
-    """The outcome of one ``observe`` call."""
-
-    step: int
-    sector: int
-    capture_tag: str
-    duplicate_view: bool
-    crop: CropResult
-    crop_notes: tuple[str, ...]
-    decision: Decision  # Yes/No = stop and answer; Unsure = move on (see ``move``)
-    step_prediction: Decision  # forced Yes/No now (first-view accuracy, flips)
-    stop_reason: str  # "" while continuing
-    move: NbvChoice | None
-    attributes: tuple[AttributeRow, ...]
-    answers: tuple[AttributeAnswer, ...]
-    abstained: bool = False  # stopped without deciding: UNDECIDED (evidential fusion; decision is Unsure)
-    evidence: EvidenceSummary | None = None  # the evidential fusion's state after this step
-
-    @property
-    def stopped(self) -> bool:
-        return self.decision is not Decision.UNSURE or self.abstained
-
-
-@dataclass(frozen=True)
-class AgentComponents:
-    """The backends of an agent, built once per process and shared by all sessions."""
-
-    verifier: PerViewVerifier
-    fusion: FusionStrategy | EvidentialPolicy
-    nbv: NbvStrategy
-    detector: Detector | None = None
-    evidence: EvidentialPolicy | None = None  # kept when the evidential fusion or the uncertainty NBV is used
-
-
-def view_input(
-    frame: ViewFrame, crop: CropResult, query: QuerySpec, episode_key: str, step: int
-) -> ViewInput:
-    """What the per-view verifier is shown of a frame: the crop, the whole image and the query's context."""
-    return ViewInput(
-        crop=crop.image,
-        full_image=frame.image,
-        crop_box=crop.box,
-        detection_confidence=crop.confidence,
-        category=query.category,
-        descriptions=query.descriptions,
-        episode_key=episode_key,
-        step=step,
-        privileged=frame.privileged,
-        focal_px=frame.focal_px,
-    )
 
 
 class SessionBase:

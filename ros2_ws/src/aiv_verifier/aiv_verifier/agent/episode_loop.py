@@ -15,7 +15,7 @@ from aiv_dataset.vocabulary import MoveOutcome
 
 from .port import EpisodePort, FrameRequest, FrameUnavailable, FrameUnusable, MoveCancelled, MoveFailed
 from .protocol import EpisodeAgent
-from .session import ViewFrame
+from .steps import ViewFrame
 from .trace import EpisodeTrace, StepT, TraceEntry
 
 #: Failure reason of an episode its caller cancelled.
@@ -99,7 +99,7 @@ def run_episode(
 
 def _model_outage(agent: object) -> str:
     """Why the agent's answer must not stand ("" when it may); an agent that calls a language model says so
-    (:meth:`~aiv_verifier.agent.session.SessionBase.model_outage`), any other has nothing to say."""
+    (:meth:`~aiv_verifier.agent.verification_session.SessionBase.model_outage`), any other has nothing to say."""
     check = getattr(agent, "model_outage", None)
     return str(check()) if callable(check) else ""
 
