@@ -27,6 +27,8 @@
   time, by the agent factory alone (``aiv_verifier.agent.factory``, which hands its settings class to the
   configuration); research tools (``aiv_eval.research``) and tests may import it directly. It imports no ROS, no
   simulator, generator or evaluation.
+- Modules stay small enough to read: at most 500 lines in ``aiv_verifier`` and ``aiv_checks`` (the code that runs
+  on a robot), at most 800 anywhere in the workspace's packages.
 """
 
 from __future__ import annotations
@@ -398,3 +400,19 @@ def test_the_agent_factory_never_reaches_the_verifier_configuration() -> None:
     assert "aiv_common.setting_tree" in graph
     assert "aiv_verifier.verifier_parameters" in _reachable("aiv_verifier.verifier_node")
     assert not {"aiv_verifier.verifier_parameters", "aiv_verifier.config_schema"} & set(graph)
+
+
+#: Longest module, in lines, per package (the default applies to every other package).
+MODULE_LINE_LIMITS = {"aiv_verifier": 500, "aiv_checks": 500}
+DEFAULT_MODULE_LINE_LIMIT = 800
+
+
+def test_modules_stay_within_their_line_limits() -> None:
+    too_long = []
+    for package in PROJECT_PACKAGES:
+        limit = MODULE_LINE_LIMITS.get(package, DEFAULT_MODULE_LINE_LIMIT)
+        for path in sorted((SRC / package / package).rglob("*.py")):
+            lines = len(path.read_text(encoding="utf-8").splitlines())
+            if lines > limit:
+                too_long.append(f"{path.relative_to(SRC)}: {lines} lines (limit {limit})")
+    assert too_long == []
