@@ -70,6 +70,10 @@ def test_default_tiny_models_print_stages_and_ratios(capsys: pytest.CaptureFixtu
 BATCH_ROW = re.compile(
     r"^  batch +(\d+): +([\d.]+) ms per (\w+), speed-up +([\d.]+)x \(forward ([\d.]+) ms, ([\d.]+)x\); (.+)$"
 )
+IN_FLIGHT_ROW = re.compile(
+    r"^ +(\d+) in flight \(the serving path\): one forward each ([\d.]+) ms per crop, batched ([\d.]+) ms per "
+    r"crop, speed-up +([\d.]+)x \(against one at a time: ([\d.]+)x\); (.+)$"
+)
 DIFFERENCE = re.compile(r"max \|(\w+) diff\| ([\d.e+-]+)")
 
 
@@ -79,8 +83,8 @@ def _check_batching_section(lines: list[str], unit: str, sizes: list[int]) -> No
         rf"^  one at a time \(reference\): +([\d.]+) ms per {unit} \(forward ([\d.]+)\)$", lines[1]
     )
     assert alone is not None
-    rows = [BATCH_ROW.match(line) for line in lines[2:]]
-    assert len(rows) == len(sizes) and all(rows)
+    rows = [BATCH_ROW.match(line) for line in lines[2 : 2 + len(sizes)]]
+    assert all(rows)
     for match, size in zip(rows, sizes, strict=True):
         assert match is not None and int(match.group(1)) == size and match.group(3) == unit
         per_view, ratio = float(match.group(2)), float(match.group(4))
@@ -89,6 +93,20 @@ def _check_batching_section(lines: list[str], unit: str, sizes: list[int]) -> No
         assert set(differences) == ({"logit", "box"} if unit == "frame" else {"score"})
         # float32: a batched output equals the one-at-a-time output up to rounding (tests/models/test_model_batching)
         assert all(float(value) <= 1e-4 for value in differences.values())
+    in_flight = [IN_FLIGHT_ROW.match(line) for line in lines[2 + len(sizes) :]]
+    if unit == "frame":
+        assert in_flight == []
+        return
+    # The embedding models also time the serving path: callers in flight, one forward each against batched.
+    assert all(in_flight) and [int(m.group(1)) for m in in_flight if m] == [
+        size for size in sizes if size > 1
+    ]
+    for match in in_flight:
+        assert match is not None
+        each, batched, ratio, against_alone = (float(match.group(i)) for i in (2, 3, 4, 5))
+        assert ratio == pytest.approx(each / batched, rel=0.02, abs=0.01)
+        assert against_alone == pytest.approx(float(alone.group(1)) / batched, rel=0.02, abs=0.01)
+        assert float(dict(DIFFERENCE.findall(match.group(6)))["score"]) <= 1e-4
 
 
 CHAT_BATCH = re.compile(

@@ -8,7 +8,10 @@ another -- against the same views in batches of 1, 4, 8 and 16: each view still 
 caller does that in its own thread), one forward per batch, then each view's own scores or boxes. It prints
 milliseconds per view for the whole path and for the forward alone, the speed-up, and how far the batched
 outputs are from the one-at-a-time ones (detector: raw logits and normalised boxes; embedding: scores), so a
-speed-up never hides a changed answer. Timings are medians of ``repeats`` rounds after a warm-up at every shape;
+speed-up never hides a changed answer. The embedding models also time the serving path itself: N callers in
+flight (as the embedding agents run episodes, each in its own thread) with ``max_batch`` 1 against ``max_batch``
+N, so each crop is preprocessed in its caller's thread in both and the ratio is what gathering the forwards buys
+where the work really runs. Timings are medians of ``repeats`` rounds after a warm-up at every shape;
 each round times every variant once, one after the other, so a machine whose load drifts (other jobs on a
 shared CPU) weighs on all variants alike rather than on whichever ran last. Nothing here asserts a speed.
 """
@@ -28,6 +31,9 @@ BATCH_SIZES = (1, 4, 8, 16)
 FRAME_SHAPE = (360, 640)
 #: The crop the embedding benchmark feeds (the crop stage's 512 px, spec §5.4).
 CROP_SIDE = 512
+#: Batch window of the in-flight rows: long enough for every caller's preprocessing to land in one batch on a
+#: loaded CPU (the batch runs as soon as it is full, so a full batch never waits for the window).
+IN_FLIGHT_WINDOW_S = 0.05
 
 
 @dataclass
@@ -43,6 +49,9 @@ class BatchBenchResult:
     batched_ms: dict[int, float] = field(default_factory=dict)
     batched_forward_ms: dict[int, float] = field(default_factory=dict)
     differences: dict[int, str] = field(default_factory=dict)
+    #: Batch size -> (ms per view with that many callers in flight, one forward each; batched up to that size).
+    in_flight_ms: dict[int, tuple[float, float]] = field(default_factory=dict)
+    in_flight_differences: dict[int, str] = field(default_factory=dict)
 
     def speed_up(self, size: int) -> float:
         return self.alone_ms / self.batched_ms[size] if self.batched_ms[size] > 0 else float("nan")
@@ -59,6 +68,14 @@ class BatchBenchResult:
             lines.append(
                 f"  batch {size:>2}: {per_view:10.2f} ms per {self.unit}, speed-up {self.speed_up(size):5.2f}x "
                 f"(forward {forward:.2f} ms, {forward_ratio:.2f}x); {self.differences[size]}"
+            )
+        for size, (each, batched) in self.in_flight_ms.items():
+            ratio = each / batched if batched > 0 else float("nan")
+            against_alone = self.alone_ms / batched if batched > 0 else float("nan")
+            lines.append(
+                f"  {size:>2} in flight (the serving path): one forward each {each:.2f} ms per {self.unit}, "
+                f"batched {batched:.2f} ms per {self.unit}, speed-up {ratio:5.2f}x "
+                f"(against one at a time: {against_alone:.2f}x); {self.in_flight_differences[size]}"
             )
         return lines
 
@@ -213,7 +230,7 @@ def bench_embedding_batching(
         variants[("forward", size)] = batched_forward
         differences[size] = f"max |score diff| {difference:.1e}"
     timed = _rounds(variants, repeats, sync, items)
-    return _timed_result(
+    result = _timed_result(
         name,
         f"{model.model_type} from {model_dir} on {model.device} ({_dtype(model.dtype)}); {items} crops "
         f"{CROP_SIDE}x{CROP_SIDE} of different content, {len(texts)} texts embedded once, median of {repeats} "
@@ -223,6 +240,78 @@ def bench_embedding_batching(
         batch_sizes,
         differences,
     )
+    _measure_in_flight(
+        result,
+        name,
+        model_dir,
+        device=device,
+        dtype=dtype,
+        texts=texts,
+        crops=crops,
+        expected=expected,
+        repeats=repeats,
+        batch_sizes=batch_sizes,
+    )
+    return result
+
+
+def _measure_in_flight(
+    result: BatchBenchResult,
+    name: str,
+    model_dir: str,
+    *,
+    device: str,
+    dtype: str,
+    texts: Sequence[str],
+    crops: Sequence[np.ndarray],
+    expected: list[list[float]],
+    repeats: int,
+    batch_sizes: Sequence[int],
+) -> None:
+    """The serving path: ``size`` callers in flight (episodes, each in its own thread, as the embedding agents
+    run them) score the crops through :meth:`EmbeddingModel.score_image`, once with ``embedding.max_batch`` 1
+    (each call its own forward, behind the model's lock) and once with ``max_batch`` = ``size`` (the batcher
+    gathers them). Both preprocess each crop in its caller's thread, so the ratio is what batching itself
+    buys where the work really runs, and the batched scores are compared with the one-at-a-time ones."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from aiv_models.embedding import EmbeddingModel, TextCache
+
+    variants: dict[Any, Callable[[], object]] = {}
+    pools: list[ThreadPoolExecutor] = []
+    try:
+        for size in (size for size in batch_sizes if size > 1):
+            pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix=f"bench-{name}-{size}")
+            pools.append(pool)
+            for max_batch in (1, size):
+                model = EmbeddingModel.load(
+                    model_dir,
+                    device=device,
+                    dtype=dtype,
+                    parameter=f"--{name}",
+                    max_batch=max_batch,
+                    batch_window_s=IN_FLIGHT_WINDOW_S,
+                )
+                cached = model.encode_texts(texts, TextCache())
+
+                def served(
+                    model: EmbeddingModel = model, cached: Any = cached, pool: ThreadPoolExecutor = pool
+                ) -> list[list[float]]:
+                    return list(pool.map(lambda crop: model.score_image(crop, cached), crops))
+
+                scores = served()  # warm-up, and the scores to compare
+                if max_batch > 1:
+                    difference = (
+                        float(np.abs(np.array(scores) - np.array(expected)).max()) if expected[0] else 0.0
+                    )
+                    result.in_flight_differences[size] = f"max |score diff| {difference:.1e}"
+                variants[(size, max_batch)] = served
+        timed = _rounds(variants, repeats, lambda: None, len(crops))
+    finally:
+        for pool in pools:
+            pool.shutdown()
+    for size in result.in_flight_differences:
+        result.in_flight_ms[size] = (timed[(size, 1)], timed[(size, size)])
 
 
 def _timed_result(
