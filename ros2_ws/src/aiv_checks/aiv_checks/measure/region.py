@@ -272,7 +272,7 @@ def _border_foreground(
     background_like = (dist < threshold).astype(np.uint8)
     # Background = background-coloured pixels connected to the ring (object pixels of a similar colour
     # inside the silhouette stay object).
-    n, components = cv2.connectedComponents(background_like, connectivity=4)
+    _, components = cv2.connectedComponents(background_like, connectivity=4)
     touching = np.unique(components[ring & (background_like > 0)])
     background = np.isin(components, touching[touching > 0])
     foreground: np.ndarray = (~background).astype(np.uint8)
@@ -280,13 +280,7 @@ def _border_foreground(
     fraction = float(foreground.mean())
     if not params.min_fraction <= fraction <= params.max_fraction:
         return None, "ellipse"
-    # Drop specks: keep components with at least 5% of the largest one's area.
-    n, comp, stats, _ = cv2.connectedComponentsWithStats(foreground, connectivity=8)
-    if n > 2:
-        areas = stats[1:, cv2.CC_STAT_AREA]
-        keep = np.flatnonzero(areas >= 0.05 * areas.max()) + 1
-        foreground = np.isin(comp, keep).astype(np.uint8)
-    return foreground.astype(bool), "border"
+    return _without_specks(foreground), "border"
 
 
 def _grabcut_foreground(
@@ -320,9 +314,15 @@ def _grabcut_foreground(
     foreground = ((seed == cv2.GC_FGD) | (seed == cv2.GC_PR_FGD)).astype(np.uint8)
     if not params.min_fraction <= float(foreground.mean()) <= params.max_fraction:
         return None, "ellipse"
+    return _without_specks(foreground), "grabcut"
+
+
+def _without_specks(foreground: np.ndarray) -> np.ndarray:
+    """The foreground (uint8 0/1) as a mask without specks: components under 5 % of the largest one's area
+    are noise of the background model, not parts of the object."""
     n, comp, stats, _ = cv2.connectedComponentsWithStats(foreground, connectivity=8)
     if n > 2:
         areas = stats[1:, cv2.CC_STAT_AREA]
         keep = np.flatnonzero(areas >= 0.05 * areas.max()) + 1
         foreground = np.isin(comp, keep).astype(np.uint8)
-    return foreground.astype(bool), "grabcut"
+    return foreground.astype(bool)
