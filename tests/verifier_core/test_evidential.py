@@ -235,3 +235,28 @@ def test_detection_confidence_scales_the_evidence() -> None:
     assert table().evidence("text", "small", Y) == pytest.approx(
         evidence_from_likelihood_ratio((RELIABLE + RELIABLE + RELIABLE).likelihood_ratio(Y))
     )
+
+
+def test_abstentions_do_not_lend_a_yes_the_evidence_of_a_hidden_part() -> None:
+    # A symmetric verifier (right 80 % of its decisive answers either way) about claims that, when they fail,
+    # mostly sit on parts it cannot see: half of the failing claims get Unsure, a tenth of the holding ones.
+    cell = ReliabilityCell(AnswerCounts(720, 180, 100), AnswerCounts(100, 400, 500))
+    # Among all answers a Yes looks worth 0.72 / 0.10 = 7.2 and a No 0.18 / 0.40 = 0.45 (a Yes worth two Nos);
+    # among decisive ones 4 and 1/4. The Yes counts as the smaller, the No as the stronger of the two readings.
+    low_yes, high_yes = cell.likelihood_ratio_interval(Decision.YES, decisive_only=True)
+    low_no, high_no = cell.likelihood_ratio_interval(Decision.NO, decisive_only=True)
+    assert low_yes < 4.0 < high_yes and low_no < 0.25 < high_no
+    assert cell.likelihood_ratio(Decision.YES) == low_yes and cell.likelihood_ratio(Decision.NO) == high_no
+    assert cell.likelihood_ratio_interval(Decision.YES)[0] > high_yes  # the reading that was not used
+
+
+def test_a_check_that_only_ever_contradicts_keeps_the_weight_of_its_no() -> None:
+    # A category check: about the right category it never answers (Unsure), about the wrong one it says No.
+    cell = ReliabilityCell(AnswerCounts(0, 0, 500), AnswerCounts(0, 480, 20))
+    assert (
+        cell.likelihood_ratio_interval(Decision.NO, decisive_only=True)[0] == 0.0
+    )  # no decisive holds: no measure
+    assert (
+        cell.likelihood_ratio(Decision.NO) < 0.01
+    )  # among all answers a No is all but impossible if it holds
+    assert cell.likelihood_ratio(Decision.YES) == 1.0
