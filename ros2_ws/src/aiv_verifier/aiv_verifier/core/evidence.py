@@ -9,8 +9,9 @@ worth: the likelihood ratio
 
 measured per verifier backend, claim kind and view quality (:class:`ReliabilityCell`, fitted by
 ``aiv-eval calibrate``), once among all answers and once among the decisive ones, the reading less favourable
-to the claim used (:meth:`ReliabilityCell.likelihood_ratio` says why). The evidence an answer adds is its *weight of evidence*, the log of that ratio in
-nats, filed for the claim (r) when LR > 1 and against it (s) when LR < 1:
+to the claim used (:meth:`ReliabilityCell.likelihood_ratio` says why). The evidence an answer adds is its
+*weight of evidence*, the log of that ratio in nats, filed for the claim (r) when LR > 1 and against it (s)
+when LR < 1:
 
     r = ln LR  (LR ≥ 1),        s = ln (1 / LR)  (LR < 1).
 
