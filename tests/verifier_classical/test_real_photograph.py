@@ -124,8 +124,9 @@ def test_the_robot_s_evidential_verdict_on_the_photo_moves_the_right_way_and_nev
     """One view of the real cup through the robot's classical rules and its shipped calibration
     (``classical:robot``, fitted on renders only). Measured with the table refitted on 2026-11-28: the described
     cup rises from the prior (a third) to 0.46 (0.40 under all perturbations at once), the same query with a blue
-    body falls to 0.03, a floral print nobody sees stays at 0.45 (0.39); one view never reaches YES. A part-colour claim such as "a blue
-    handle" is only ever Unsure on this photo, so it cannot count against the cup."""
+    body falls to 0.03, a floral print nobody sees stays at 0.45 (0.39); one view never reaches YES. A
+    part-colour claim such as "a blue handle" is only ever Unsure on this photo, so it cannot count against the
+    cup."""
     from aiv_verifier.claims import attribute_claim_kind, is_object_claim, view_hint
     from aiv_verifier.core.evidential import (
         ClaimAnswer,

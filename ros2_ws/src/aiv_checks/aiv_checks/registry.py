@@ -17,10 +17,10 @@ from aiv_verifier.claims import DESCRIPTION_KIND
 from aiv_verifier.core.types import Attribute
 
 from .checks import category, description, identity, logo, main_colour, part_colour, pattern, plain, text
-from .verdict import Verdict, unsure
+from .outcome import CheckOutcome, unsure
 from .view import Claim, Scene, ViewAnalysis
 
-Check = Callable[[Claim, ViewAnalysis], Verdict]
+Check = Callable[[Claim, ViewAnalysis], CheckOutcome]
 
 #: Claim kind -> the check that judges it.
 CHECKS: MappingProxyType[str, Check] = MappingProxyType(
@@ -67,15 +67,17 @@ GATES: tuple[Gate, ...] = (
     Gate("palette", identity.gate, 0.7),
 )
 
-FollowUp = Callable[[list[tuple[Attribute, Verdict]], ViewAnalysis], list[tuple[Attribute, Verdict]]]
+FollowUp = Callable[
+    [list[tuple[Attribute, CheckOutcome]], ViewAnalysis], list[tuple[Attribute, CheckOutcome]]
+]
 
-#: Steps over all verdicts of one view, after every claim was judged (a part colour's Yes needs the main
+#: Steps over all outcomes of one view, after every claim was judged (a part colour's Yes needs the main
 #: colour's backing).
 FOLLOW_UPS: tuple[FollowUp, ...] = (part_colour.corroborate,)
 
 
-def judge(kind: str, claim: Claim, analysis: ViewAnalysis) -> Verdict:
-    """The verdict of the check registered for ``kind``, or the Unsure of a kind no check judges."""
+def judge(kind: str, claim: Claim, analysis: ViewAnalysis) -> CheckOutcome:
+    """The outcome of the check registered for ``kind``, or the Unsure of a kind no check judges."""
     check = CHECKS.get(kind)
     if check is None:
         return unsure(UNJUDGED.get(kind, UNREADABLE))

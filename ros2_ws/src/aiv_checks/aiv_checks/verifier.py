@@ -15,7 +15,7 @@ Honesty rules, because a wrong "No" costs more than an Unsure (the fusion counts
   relations are Unsure (no sound pixel cue without a learned model).
 
 This class only orders the work: sanitise the crop, run the gates at their stages, analyse the view once,
-ask each claim's check, then the follow-ups over all verdicts.
+ask each claim's check, then the follow-ups over all outcomes.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from .checks.category import is_open_frame
 from .measure import colour as colour_mod
 from .measure.ocr import OcrEngine, check_ocr_choice, shared_ocr_engine
 from .measure.region import estimate_region
+from .outcome import OBJECT_CLAIM, CheckOutcome, unsure
 from .registry import FOLLOW_UPS, GATES, judge
 from .settings import ClassicalSettings
-from .verdict import OBJECT_CLAIM, Verdict, unsure
 from .view import Claim, Scene, ViewAnalysis
 
 #: Claim kinds an attribute of type shape or count may still be judged as (a shape word is no pixel cue).
@@ -85,8 +85,8 @@ def _gate_answers(scene: Scene, stage: str, attributes: list[Attribute]) -> list
     return None
 
 
-def judge_attribute(attribute: Attribute, analysis: ViewAnalysis) -> Verdict:
-    """The verdict on one attribute: its claim kind's check, after the type-level refusals."""
+def judge_attribute(attribute: Attribute, analysis: ViewAnalysis) -> CheckOutcome:
+    """The outcome on one attribute: its claim kind's check, after the type-level refusals."""
     phrase = attribute.evidence_phrase if isinstance(attribute.evidence_phrase, str) else ""
     if not phrase.strip():
         return unsure("empty evidence phrase")
@@ -199,18 +199,18 @@ class ClassicalVerifier:
         gated = _gate_answers(scene, "palette", attributes)
         if gated is not None:
             return gated
-        verdicts = [(attribute, judge_attribute(attribute, analysis)) for attribute in attributes]
+        outcomes = [(attribute, judge_attribute(attribute, analysis)) for attribute in attributes]
         for follow_up in FOLLOW_UPS:
-            verdicts = follow_up(verdicts, analysis)
+            outcomes = follow_up(outcomes, analysis)
         answers = [
             AttributeAnswer(
                 attribute.name,
-                verdict.answer,
-                verdict.reason,
-                float(np.clip(verdict.certainty, 0.0, 1.0)),
+                outcome.answer,
+                outcome.reason,
+                float(np.clip(outcome.certainty, 0.0, 1.0)),
                 {"region": region.method, "colours": analysis.stats.summary(3)},
             )
-            for attribute, verdict in verdicts
+            for attribute, outcome in outcomes
         ]
         self._model_calls += analysis.ocr_calls
         self.last_timing = {

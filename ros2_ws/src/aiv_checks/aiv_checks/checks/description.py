@@ -14,7 +14,7 @@ from aiv_common.setting_fields import setting
 from aiv_verifier.core.types import Decision
 from aiv_verifier.description.phrases import is_main_colour_claim, split_description
 
-from ..verdict import Verdict, unsure
+from ..outcome import CheckOutcome, unsure
 from ..view import Claim, ViewAnalysis
 
 #: Clause kinds a description is judged by (the rest, materials and shapes, say nothing without a model).
@@ -34,12 +34,12 @@ class DescriptionSettings:
     )
 
 
-def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
+def check(claim: Claim, analysis: ViewAnalysis) -> CheckOutcome:
     # The registry names this check, so it is looked up when judging, not when the module loads.
     from ..registry import CHECKS
 
     clauses = split_description(claim.phrase)
-    verdicts: list[tuple[str, Verdict]] = []
+    outcomes: list[tuple[str, CheckOutcome]] = []
     for index, clause in enumerate(clauses[:12]):
         part = Claim(clause)
         info = part.info
@@ -49,23 +49,23 @@ def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
             kind = info.kind
         else:
             continue
-        verdicts.append((clause, CHECKS[kind](part, analysis)))
-    if not verdicts:
+        outcomes.append((clause, CHECKS[kind](part, analysis)))
+    if not outcomes:
         return unsure("no colour, pattern or text claim recognised in the description")
-    noes = [(c, k) for c, k in verdicts if k.answer is Decision.NO and k.certainty >= 0.45]
-    yeses = [(c, k) for c, k in verdicts if k.answer is Decision.YES]
+    noes = [(c, k) for c, k in outcomes if k.answer is Decision.NO and k.certainty >= 0.45]
+    yeses = [(c, k) for c, k in outcomes if k.answer is Decision.YES]
     if noes:
-        clause, verdict = max(noes, key=lambda ck: ck[1].certainty)
-        return Verdict(Decision.NO, f'"{clause}": {verdict.reason}', verdict.certainty)
-    needed = max(1, int(np.ceil(analysis.settings.description.yes_fraction * len(verdicts))))
+        clause, outcome = max(noes, key=lambda ck: ck[1].certainty)
+        return CheckOutcome(Decision.NO, f'"{clause}": {outcome.reason}', outcome.certainty)
+    needed = max(1, int(np.ceil(analysis.settings.description.yes_fraction * len(outcomes))))
     if len(yeses) >= needed:
         summary = "; ".join(f'"{c}" yes' for c, _ in yeses[:3])
-        return Verdict(
+        return CheckOutcome(
             Decision.YES,
-            f"{len(yeses)} of {len(verdicts)} checkable claims match ({summary})",
-            float(np.mean([k.certainty for _, k in yeses])) * len(yeses) / len(verdicts),
+            f"{len(yeses)} of {len(outcomes)} checkable claims match ({summary})",
+            float(np.mean([k.certainty for _, k in yeses])) * len(yeses) / len(outcomes),
         )
-    return unsure(f"{len(yeses)} of {len(verdicts)} checkable claims confirmed in this view; not enough")
+    return unsure(f"{len(yeses)} of {len(outcomes)} checkable claims confirmed in this view; not enough")
 
 
 __all__ = ["CLAUSE_KINDS", "DescriptionSettings", "check"]

@@ -13,7 +13,7 @@ from aiv_verifier.core.types import Decision
 
 from ..measure.colour import claimed_names
 from ..measure.marks import find_logo
-from ..verdict import Verdict, unsure
+from ..outcome import CheckOutcome, unsure
 from ..view import Claim, ViewAnalysis
 
 
@@ -32,7 +32,7 @@ class LogoSettings:
     )
 
 
-def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
+def check(claim: Claim, analysis: ViewAnalysis) -> CheckOutcome:
     info = claim.info
     p = analysis.settings.logo
     if not info.colours:
@@ -48,10 +48,10 @@ def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
             ("square", "diamond"),
             ("diamond", "square"),
         ):
-            return Verdict(Decision.YES, f"{what} mark found ({finding.pixels:.0f} px)", 0.7)
+            return CheckOutcome(Decision.YES, f"{what} mark found ({finding.pixels:.0f} px)", 0.7)
         return unsure(f"a {term.describe()} mark is there but looks like a {finding.shape}")
     if p.yes_without_shape:
-        return Verdict(
+        return CheckOutcome(
             Decision.YES, f"a small {term.describe()} mark found (too small to check its shape)", 0.4
         )
     return unsure(f"a {term.describe()} mark is there but too small to check its shape")

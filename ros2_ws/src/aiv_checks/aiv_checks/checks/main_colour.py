@@ -27,7 +27,7 @@ from aiv_verifier.description.phrases import ColourTerm, is_metallic
 
 from ..measure import colour as colour_mod
 from ..measure.colour import ColourStats, claimed_names
-from ..verdict import Verdict, unsure
+from ..outcome import CheckOutcome, unsure
 from ..view import Claim, ViewAnalysis
 
 #: ``no_rule`` values: ``names`` (the name-share rule alone) or ``chroma`` (the lighting-tolerant rule too).
@@ -141,16 +141,16 @@ class MainColourSettings:
             raise ValueError(f"main_colour.no_rule must be one of {list(NO_RULES)}, got {self.no_rule!r}")
 
 
-def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
+def check(claim: Claim, analysis: ViewAnalysis) -> CheckOutcome:
     """The main-colour check, except that a metal finish is never contradicted: polished metal mirrors the
     room around it (a rose gold key reads navy and silver in a blue room)."""
     info = claim.info
-    verdict = colours_verdict(info.colours, analysis)
-    if verdict.answer is Decision.NO and is_metallic(info):
+    outcome = colours_outcome(info.colours, analysis)
+    if outcome.answer is Decision.NO and is_metallic(info):
         return unsure(
-            f"a metal finish mirrors its surroundings, so its colour is not ruled out ({verdict.reason})"
+            f"a metal finish mirrors its surroundings, so its colour is not ruled out ({outcome.reason})"
         )
-    return verdict
+    return outcome
 
 
 def _modifier_problem(term: ColourTerm, names: tuple[str, ...], stats: ColourStats) -> str:
@@ -171,7 +171,7 @@ def _modifier_problem(term: ColourTerm, names: tuple[str, ...], stats: ColourSta
     return ""
 
 
-def colours_verdict(terms: Sequence[ColourTerm], analysis: ViewAnalysis) -> Verdict:
+def colours_outcome(terms: Sequence[ColourTerm], analysis: ViewAnalysis) -> CheckOutcome:
     """Yes, No or Unsure for "the object is (all of) these colours", without the metal exception."""
     p = analysis.settings.main_colour
     tolerance = analysis.settings.colour.absent_hue_tolerance_deg
@@ -198,7 +198,9 @@ def colours_verdict(terms: Sequence[ColourTerm], analysis: ViewAnalysis) -> Verd
         if problems:
             return unsure(f"{claimed} present, but {problems[0]}")
         share = min(exact for _, exact, _, _ in results)
-        return Verdict(Decision.YES, f"object is mainly {seen}; {claimed} matches", min(0.95, 0.5 + share))
+        return CheckOutcome(
+            Decision.YES, f"object is mainly {seen}; {claimed} matches", min(0.95, 0.5 + share)
+        )
     if analysis.region.method == "ellipse":
         return unsure(f"object outline unclear; colours in the centre: {seen}")
     for term, _, _, names in results:
@@ -209,16 +211,16 @@ def colours_verdict(terms: Sequence[ColourTerm], analysis: ViewAnalysis) -> Verd
             loose.compatible <= p.absent_max_compatible
             and evidence[term].contradicting >= p.absent_min_contradicting
         ):
-            return Verdict(
+            return CheckOutcome(
                 Decision.NO,
                 f"object is mainly {seen}: no part of it could be {term.describe()} under any shade or "
                 f"cast ({loose.compatible:.1%} could, {evidence[term].contradicting:.0%} cannot)",
                 0.7,
             )
     if p.no_rule == "chroma" and analysis.solid() and not analysis.open_frame:
-        verdict = _lighting_tolerant_no(terms, analysis)
-        if verdict.answer is Decision.NO:
-            return verdict
+        outcome = _lighting_tolerant_no(terms, analysis)
+        if outcome.answer is Decision.NO:
+            return outcome
     claimed_all = set().union(*(colour_mod.confusable(n) for *_, names in results for n in names))
     ranked = stats.ranked(1)
     top_name, top_share = ranked[0] if ranked else ("", 0.0)
@@ -230,7 +232,7 @@ def colours_verdict(terms: Sequence[ColourTerm], analysis: ViewAnalysis) -> Verd
     ]
     if missing and top_name not in claimed_all and top_share >= p.no_dominant and not analysis.open_frame:
         term, compatible = missing[0]
-        return Verdict(
+        return CheckOutcome(
             Decision.NO,
             f"object is mainly {seen}; no {term.describe()} ({compatible:.1%} could be under shade)",
             min(0.9, 0.4 + top_share - max(s for *_, s, _ in results)),
@@ -239,7 +241,7 @@ def colours_verdict(terms: Sequence[ColourTerm], analysis: ViewAnalysis) -> Verd
     return unsure(f"{claimed} only weakly present (object: {seen})")
 
 
-def _lighting_tolerant_no(terms: Sequence[ColourTerm], analysis: ViewAnalysis) -> Verdict:
+def _lighting_tolerant_no(terms: Sequence[ColourTerm], analysis: ViewAnalysis) -> CheckOutcome:
     """No when some claimed colour is clearly not the object's colour under any shade or mild cast."""
     p = analysis.settings.main_colour
     seen = analysis.stats.summary(3)
@@ -252,7 +254,7 @@ def _lighting_tolerant_no(terms: Sequence[ColourTerm], analysis: ViewAnalysis) -
             evidence.compatible <= p.no_compatible_share
             and evidence.contradicting >= p.no_contradicting_share
         ):
-            return Verdict(
+            return CheckOutcome(
                 Decision.NO,
                 f"object is mainly {seen}: {evidence.contradicting:.0%} of it cannot be {what} "
                 f"under any shade, {evidence.compatible:.0%} could be",
@@ -262,13 +264,13 @@ def _lighting_tolerant_no(terms: Sequence[ColourTerm], analysis: ViewAnalysis) -
         if achromatic and evidence.neutral_share >= p.achromatic_neutral_share:
             lightness = evidence.neutral_lightness
             if "white" in names and lightness < p.white_min_lightness:
-                return Verdict(
+                return CheckOutcome(
                     Decision.NO,
                     f"object is neutral but its lit side is only L* {lightness:.0f}: grey or dark, not {what}",
                     0.7,
                 )
             if names == ("black",) and lightness > p.black_max_lightness:
-                return Verdict(
+                return CheckOutcome(
                     Decision.NO, f"object is neutral and light (L* {lightness:.0f}), not {what}", 0.7
                 )
         if (
@@ -277,7 +279,7 @@ def _lighting_tolerant_no(terms: Sequence[ColourTerm], analysis: ViewAnalysis) -
             and evidence.neutral_lightness >= p.colourless_min_lightness
             and evidence.compatible <= p.no_compatible_share
         ):
-            return Verdict(
+            return CheckOutcome(
                 Decision.NO,
                 f"object is colourless ({evidence.neutral_share:.0%} neutral: {seen}); no {what} on it",
                 0.7,
@@ -285,4 +287,4 @@ def _lighting_tolerant_no(terms: Sequence[ColourTerm], analysis: ViewAnalysis) -
     return unsure(f"{claimed} only weakly present (object: {seen})")
 
 
-__all__ = ["NO_RULES", "MainColourSettings", "check", "colours_verdict"]
+__all__ = ["NO_RULES", "MainColourSettings", "check", "colours_outcome"]

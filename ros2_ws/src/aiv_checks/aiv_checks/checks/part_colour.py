@@ -29,7 +29,7 @@ from aiv_verifier.description.phrases import (
 )
 
 from ..measure.colour import claimed_names
-from ..verdict import Verdict, unsure
+from ..outcome import CheckOutcome, unsure
 from ..view import Claim, ViewAnalysis
 
 #: What must back a part colour found somewhere on the object (see :func:`corroborate`).
@@ -72,7 +72,7 @@ class PartColourSettings:
             )
 
 
-def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
+def check(claim: Claim, analysis: ViewAnalysis) -> CheckOutcome:
     info = claim.info
     p = analysis.settings.part_colour
     part = info.part or "part"
@@ -84,7 +84,7 @@ def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
     claimed = " and ".join(t.describe() for t in info.colours)
     if not missing:
         share = min(s for _, s in found)
-        return Verdict(
+        return CheckOutcome(
             Decision.YES,
             f"{claimed} present on the object ({share:.0%}); taken as the {part}",
             min(0.8, 0.4 + 2 * share),
@@ -94,7 +94,7 @@ def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
     if p.absent_is_no and part_faces_every_side(info) and not is_metallic(info):
         absent = analysis.absent_colour(info, missing, p.absent_min_pixels)
     if absent is not None:
-        return Verdict(
+        return CheckOutcome(
             Decision.NO,
             f"no {absent.describe()} anywhere on the object, and every side shows the {part}",
             0.6,
@@ -113,7 +113,7 @@ def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
 
 def _recoloured_part(
     info: PhraseInfo, missing: Sequence[tuple[ColourTerm, float]], analysis: ViewAnalysis
-) -> Verdict | None:
+) -> CheckOutcome | None:
     """No for a part colour that is missing while the object shows a hue no description names.
 
     A part the view does not show leaves its colour missing too, so absence alone says nothing about a
@@ -134,7 +134,7 @@ def _recoloured_part(
     absent = analysis.unnamed_hued(missing)
     if unnamed < p.unnamed_hue_share or not absent:
         return None
-    return Verdict(
+    return CheckOutcome(
         Decision.NO,
         f"no {absent[0].describe()} on the object, which shows {unnamed:.1%} in hues no description "
         f"names: the {info.part or 'part'} looks another colour",
@@ -149,8 +149,8 @@ def _is_main_colour_attribute(attribute: Attribute) -> bool:
 
 
 def corroborate(
-    verdicts: list[tuple[Attribute, Verdict]], analysis: ViewAnalysis
-) -> list[tuple[Attribute, Verdict]]:
+    outcomes: list[tuple[Attribute, CheckOutcome]], analysis: ViewAnalysis
+) -> list[tuple[Attribute, CheckOutcome]]:
     """Withdraw presence-only part-colour Yes answers that the main colour does not back up in this view.
 
     A part that cannot be located is only a colour found somewhere on the object, and another object's
@@ -159,32 +159,32 @@ def corroborate(
     without a main-colour claim has nothing to corroborate with and keeps its answers.
     """
     mode = analysis.settings.part_colour.yes_corroboration
-    if mode == "none" or not any(verdict.presence_only for _, verdict in verdicts):
-        return verdicts
-    main = [(attribute, verdict) for attribute, verdict in verdicts if _is_main_colour_attribute(attribute)]
+    if mode == "none" or not any(outcome.presence_only for _, outcome in outcomes):
+        return outcomes
+    main = [(attribute, outcome) for attribute, outcome in outcomes if _is_main_colour_attribute(attribute)]
     if not main:
-        return verdicts
+        return outcomes
     if mode == "main_match":
-        backed = any(verdict.answer is Decision.YES for _, verdict in main)
+        backed = any(outcome.answer is Decision.YES for _, outcome in main)
     else:
         backed = any(
-            verdict.answer is Decision.YES
+            outcome.answer is Decision.YES
             or all(
                 analysis.colour_found(term)[0] for term in analyse_phrase(attribute.evidence_phrase).colours
             )
-            for attribute, verdict in main
+            for attribute, outcome in main
         )
     if backed:
-        return verdicts
+        return outcomes
     word = "confirmed" if mode == "main_match" else "found"
     return [
         (
             attribute,
-            unsure(f"{verdict.reason}, but the main colour is not {word} in this view")
-            if verdict.presence_only
-            else verdict,
+            unsure(f"{outcome.reason}, but the main colour is not {word} in this view")
+            if outcome.presence_only
+            else outcome,
         )
-        for attribute, verdict in verdicts
+        for attribute, outcome in outcomes
     ]
 
 

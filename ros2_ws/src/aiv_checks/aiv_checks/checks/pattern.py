@@ -18,7 +18,7 @@ from aiv_verifier.description.phrases import MAIN_NOUNS, pattern_faces_every_sid
 from ..measure import colour as colour_mod
 from ..measure.colour import claimed_names
 from ..measure.structures import COMPATIBLE_KINDS, StructureSettings, find_structures
-from ..verdict import Verdict, unsure
+from ..outcome import CheckOutcome, unsure
 from ..view import Claim, ViewAnalysis
 
 
@@ -50,7 +50,7 @@ class PatternSettings:
     geometry: StructureSettings = section(StructureSettings, "the shapes of the marks that make a pattern")
 
 
-def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
+def check(claim: Claim, analysis: ViewAnalysis) -> CheckOutcome:
     info = claim.info
     p = analysis.settings.pattern
     region = analysis.region
@@ -106,7 +106,7 @@ def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
                     f"the {claimed_kind} look {neighbour} ({rival.colour_share:.0%}) rather than "
                     f"{claimed_desc} ({finding.colour_share:.0%})"
                 )
-        return Verdict(
+        return CheckOutcome(
             Decision.YES,
             f"{label} found ({finding.pieces} pieces, {finding.colour_share:.0%} of the object)",
             min(0.9, 0.4 + score / 2),
@@ -136,7 +136,7 @@ def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
         and (not claimed_flat or claimed_support < 0.01)
     ):
         kind, score, name = other
-        return Verdict(
+        return CheckOutcome(
             Decision.NO,
             f"object shows {name} {kind} instead" + (f"; no {claimed_desc} on it" if claimed_desc else ""),
             min(0.8, 0.3 + score / 2),
@@ -153,7 +153,7 @@ def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
         absent = analysis.absent_colour(info, vivid, p.min_pixels)
     if absent is not None:
         where = f"the {info.part}" if info.part and info.part not in MAIN_NOUNS else "the whole object"
-        return Verdict(
+        return CheckOutcome(
             Decision.NO,
             f"no {absent.describe()} anywhere on the object, and {claimed_kind} over {where} would show "
             "from every side",

@@ -13,7 +13,7 @@ from aiv_common.setting_fields import setting
 from aiv_verifier.core.types import Decision
 from aiv_verifier.description.phrases import MAIN_NOUNS, pattern_faces_every_side
 
-from ..verdict import Verdict, unsure
+from ..outcome import CheckOutcome, unsure
 from ..view import Claim, ViewAnalysis
 
 
@@ -31,7 +31,7 @@ class PlainSettings:
     min_pieces: int = setting(5, "... in at least this many pieces", minimum=0)
 
 
-def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
+def check(claim: Claim, analysis: ViewAnalysis) -> CheckOutcome:
     info = claim.info
     p = analysis.settings.plain
     pattern = analysis.settings.pattern
@@ -53,7 +53,7 @@ def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
     ]
     if structures and structures[0][1] >= p.no_score:
         kind, score, name, pieces = structures[0]
-        return Verdict(
+        return CheckOutcome(
             Decision.NO,
             f"object shows {name} {kind} ({pieces} pieces, score {score:.2f}): not plain",
             min(0.8, 0.3 + score / 2),

@@ -21,7 +21,7 @@ from aiv_verifier.core.types import Decision
 from ..measure import colour as colour_mod
 from ..measure.colour import claimed_names
 from ..measure.ocr import OcrItem
-from ..verdict import Verdict, unsure
+from ..outcome import CheckOutcome, unsure
 from ..view import Claim, ViewAnalysis
 
 
@@ -102,7 +102,7 @@ def _text_colour(item: OcrItem, analysis: ViewAnalysis) -> tuple[str, dict[str, 
     }
 
 
-def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
+def check(claim: Claim, analysis: ViewAnalysis) -> CheckOutcome:
     info = claim.info
     p = analysis.settings.text
     if not info.quoted:
@@ -138,10 +138,10 @@ def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
             # Thin strokes blend with the paper; contradict only when the claimed ink is nowhere
             # in the text's band, not merely outnumbered.
             if ink and ink not in ok and sum(middle.get(n, 0.0) for n in ok) < 0.03:
-                return Verdict(
+                return CheckOutcome(
                     Decision.NO, f'reads "{item.text}" but its colour looks {ink}, not {term.describe()}', 0.5
                 )
-        return Verdict(
+        return CheckOutcome(
             Decision.YES,
             f'reads "{item.text}" (confidence {item.confidence:.2f})',
             min(0.95, ratio * item.confidence),
@@ -158,7 +158,7 @@ def check(claim: Claim, analysis: ViewAnalysis) -> Verdict:
     ]
     contradicting = [i for i in confident if not _misread(_normalise_word(i.text), wanted, p)]
     if p.mismatch_is_no and contradicting:
-        return Verdict(Decision.NO, f'reads {shown}, not "{quoted}"', 0.5)
+        return CheckOutcome(Decision.NO, f'reads {shown}, not "{quoted}"', 0.5)
     if p.mismatch_is_no and confident:
         return unsure(f'reads {shown}: most of the letters of "{quoted}", taken as a misread')
     return unsure(f'"{quoted}" not read (read: {shown})')
