@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from aiv_common.action_waits import send_goal_confirmed
+from aiv_common.qos import LATCHED_CURRENT
 from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import Verdict
 from geometry_msgs.msg import PoseStamped
@@ -58,6 +59,12 @@ class Base:
         node.create_subscription(PoseStamped, "goal_pose", lambda _m: self._add(self.goals), 10)
         node.create_subscription(Empty, "goal_cancel", lambda _m: self._add(self.stops), 10)
         node.create_subscription(String, "goal_status", self._on_status, 10)
+        self.object_seen = False
+        node.create_subscription(PoseStamped, "object_pose", self._on_object, LATCHED_CURRENT.to_profile())
+
+    def _on_object(self, _message: PoseStamped) -> None:
+        with self.lock:
+            self.object_seen = True
 
     def _add(self, events: list[float]) -> None:
         with self.lock:
@@ -73,9 +80,17 @@ class Base:
             return bool(self.status) and self.status[-1] == "accepted"
 
     def connected(self) -> bool:
-        """The stand-in and the adapter publish on every topic watched here (else the first goals may be missed)."""
-        return all(
-            self.node.count_publishers(topic) > 0 for topic in ("goal_pose", "goal_cancel", "goal_status")
+        """The stand-in and the adapter publish on every topic watched here (else the first goals may be missed),
+        and the stand-in's latched object pose is out with the adapter reading it: a move the verifier asks
+        for before the adapter has it is refused ("no object pose yet"), seen once in 30 runs under load."""
+        with self.lock:
+            object_seen = self.object_seen
+        return (
+            object_seen
+            and self.node.count_subscribers("object_pose") >= 2  # the adapter's reader and this one
+            and all(
+                self.node.count_publishers(topic) > 0 for topic in ("goal_pose", "goal_cancel", "goal_status")
+            )
         )
 
     def snapshot(self) -> tuple[int, int, list[str]]:
@@ -127,7 +142,7 @@ def _drive_under_way(node_process, ros_executor, request_id: str):
         "client", lambda node: ActionClient(node, VerifyInstance, "verify_instance")
     )
     assert client.wait_for_server(timeout_sec=60.0)
-    wait_until(base.connected, "the base topics' publishers", timeout_s=60.0)
+    wait_until(base.connected, "the base topics and the object pose", timeout_s=60.0)
     # The reference's vote fusion with angular FPS drives until its budget or its votes settle; the robot
     # default (evidential) may rightly stop UNDECIDED before any drive when no view could settle the query,
     # which is not what these tests are about.
