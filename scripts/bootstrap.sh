@@ -161,6 +161,18 @@ EOF
     fi
 }
 
+link_tools() {
+    # The command-line tools (aiv-eval, aiv-pregrasp, aiv-bag, aiv-dataset) on PATH once .env.sh is sourced: ament
+    # installs them beside the nodes in install/<package>/lib/<package>, where only `ros2 run` looks.
+    local tool
+    for tool in "$WS"/install/*/lib/*/aiv-*; do
+        [ -x "$tool" ] || continue
+        if [ "$(readlink "$VENV/bin/${tool##*/}" 2>/dev/null)" != "$tool" ]; then
+            ln -sfn "$tool" "$VENV/bin/${tool##*/}"
+        fi
+    done
+}
+
 main() {
     local start=$SECONDS
     ensure_system_tools
@@ -168,6 +180,7 @@ main() {
     ensure_python_deps
     ensure_nodeps_packages
     ensure_build
+    link_tools
     write_env_file
     log "ready in $((SECONDS - start)) s; run: source .env.sh"
 }

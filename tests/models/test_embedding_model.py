@@ -206,3 +206,22 @@ def test_device_and_stage_latency_are_reported(clip_dir: Path) -> None:
         "score",
     }
     assert model.text_forwards == 1 and model.image_forwards == 1
+
+
+def test_weights_load_on_the_calling_thread(clip_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """transformers' loader would convert tensors in a thread pool; a CI worker once hung for good inside it, so
+    the package asks for the sequential loader (``HF_DEACTIVATE_ASYNC_LOAD``) unless the user set it."""
+    import transformers.core_model_loading as loading
+
+    monkeypatch.delenv("HF_DEACTIVATE_ASYNC_LOAD", raising=False)
+    pools: list[object] = []
+
+    class CountingPool(loading.ThreadPoolExecutor):  # type: ignore[name-defined,misc]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pools.append(self)
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loading, "ThreadPoolExecutor", CountingPool)
+    model = _load(clip_dir)
+    assert model.encode_texts(["a red object"]).texts == ("a red object",)
+    assert pools == []

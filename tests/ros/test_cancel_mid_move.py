@@ -43,6 +43,9 @@ STANDIN_PARAMS = INSTALL / "aiv_verifier" / "share" / "aiv_verifier" / "config" 
 #: The stand-in's base at 0.5 m/s x 0.02: a sector's drive (about 1.5 m) takes over a minute of wall time.
 TIME_SCALE = 0.02
 DRIVE_TIMEOUT_S = 300.0
+#: How long the stop may take to reach the base: well under a drive (over a minute), so a base that got it did
+#: not finish its drive, yet loose enough for two busy cores (5 s was exceeded once in a full CI run).
+STOP_WAIT_S = 30.0
 #: Descriptions the first view cannot settle (the stand-in's backpack, its straps and pocket described wrongly).
 QUERY = ["an orange backpack with blue shoulder straps and a green front pocket"]
 
@@ -92,6 +95,12 @@ class Base:
                 self.node.count_publishers(topic) > 0 for topic in ("goal_pose", "goal_cancel", "goal_status")
             )
         )
+
+    def stopped_since(self, stops_before: int) -> bool:
+        """The base was told to stop: the adapter's stop seen here, or the stand-in's own report that it stopped
+        (the base's view; this watcher's reader may be discovered by the adapter later than the stand-in's)."""
+        with self.lock:
+            return len(self.stops) > stops_before or "cancelled" in self.status
 
     def snapshot(self) -> tuple[int, int, list[str]]:
         with self.lock:
@@ -165,10 +174,9 @@ def test_a_cancel_mid_drive_stops_the_base_at_once_and_the_next_request_is_serve
     assert response is not None, verifier.output()
     assert answered_s < 1.0, f"the cancel took {answered_s:.2f} s to answer"
 
-    wait_until(lambda: base.snapshot()[1] > stops_before, "the stop reaching the base", timeout_s=5.0)
-    stop_s = base.snapshot()
+    wait_until(lambda: base.stopped_since(stops_before), "the stop reaching the base", timeout_s=STOP_WAIT_S)
+    assert time.monotonic() - asked < STOP_WAIT_S  # the drive would take over a minute
     wait_until(lambda: "cancelled" in base.snapshot()[2], "the base reporting the drive cancelled")
-    assert stop_s[1] > stops_before and time.monotonic() - asked < 10.0  # the drive would take over a minute
     assert "arrived" not in base.snapshot()[2], base.snapshot()
     assert base.snapshot()[0] == goals_before  # no further drive was started
 
@@ -190,7 +198,7 @@ def test_a_verifier_stopped_mid_drive_cancels_its_move_first(robot, node_process
     _, stops_before, _ = base.snapshot()
     sent.result_future = sent._handle().get_result_async()  # asked before the verifier goes
     verifier.process.send_signal(signal.SIGTERM)
-    wait_until(lambda: base.snapshot()[1] > stops_before, "the stop reaching the base", timeout_s=5.0)
+    wait_until(lambda: base.stopped_since(stops_before), "the stop reaching the base", timeout_s=STOP_WAIT_S)
     response = sent.result(10.0, lambda: True, "the interrupted verification")
     assert response is not None
     verdict: Verdict = response.result.verdict

@@ -292,7 +292,12 @@ def check_dtype_spec(spec: str, parameter: str = "dtype") -> str:
 
 
 def offline_hub() -> None:
-    """Disable every hub access before transformers or huggingface_hub are imported (they read these once)."""
+    """Disable every hub access before transformers or huggingface_hub are imported (they read these once), and
+    load weights on the calling thread."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+    # Load the weights on the calling thread. transformers 5 otherwise converts tensors in a 4-thread pool; a test
+    # worker once hung for good inside it (all pool threads idle in torch's state_dict code), and for the models
+    # this package loads the pool saves nothing worth that risk. A user who wants the pool sets the variable to 0.
+    os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")
