@@ -59,6 +59,35 @@ def test_a_padded_batch_gives_the_token_ids_of_one_call_at_a_time(transport: Loc
     assert len(lengths) >= 4, f"the prompts were not of different lengths: {lengths}"
 
 
+def test_calls_about_one_crop_share_its_processing_and_answer_as_alone(transport: LocalChatTransport) -> None:
+    """A view's attribute calls all show its one crop: the batch processes that crop once. The model's inputs
+    are those of a batch whose every call carries its own copy, and the answers those of one call at a time."""
+    rng = random.Random(11)
+    red, blue = scene(rng, "red", (140, 90)), scene(rng, "blue", (80, 160))
+    shared = [ChatRequest(prompt_for(rng, asked), (crop,)) for crop, asked in
+              ((red, "red"), (red, "blue"), (blue, "blue"), (red, "red"), (blue, "red"))]  # fmt: skip
+    copies = [
+        ChatRequest(request.prompt, tuple(image.copy() for image in request.images)) for request in shared
+    ]
+    processed = transport.processor.image_processor
+    calls: list[int] = []
+    original = type(processed).__mro__[1].preprocess
+
+    def counting(self: object, images: object, *args: object, **kwargs: object) -> object:
+        calls.append(len(images))  # type: ignore[arg-type]
+        return original(self, images, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(type(processed).__mro__[1], "preprocess", counting)
+        together, apart = transport.encode(shared), transport.encode(copies)
+    assert calls == [2, 5]  # two distinct crops, then five copies
+    assert together.keys() == apart.keys()
+    for key in together:
+        assert together[key].equal(apart[key]), key
+    alone = [transport.generate_ids([request], 12)[0] for request in shared]
+    assert transport.generate_ids(shared, 12) == alone
+
+
 def test_concurrent_calls_are_batched_and_answer_as_alone(tiny_vlm_dir: Path) -> None:
     offline_models.limit_torch_threads()
     requests = _requests()

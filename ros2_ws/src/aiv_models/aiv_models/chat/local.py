@@ -152,7 +152,13 @@ class LocalChatTransport:
             )
             for request in requests
         ]
-        images = [to_pil(image) for request in requests for image in request.images] or None
+        # One PIL image per distinct crop: the processor then resizes and patches it once for all its calls.
+        pictures: dict[int, Any] = {}
+        for request in requests:
+            for image in request.images:
+                if id(image) not in pictures:
+                    pictures[id(image)] = to_pil(image)
+        images = [pictures[id(image)] for request in requests for image in request.images] or None
         # Left padding: every prompt of a batch ends where generation starts.
         inputs = self.processor(
             text=texts, images=images, return_tensors="pt", padding=True, padding_side="left"

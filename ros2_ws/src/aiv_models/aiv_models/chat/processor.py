@@ -48,10 +48,40 @@ def load_image_text_processor(directory: str | os.PathLike[str]) -> Any:
             count = int(image_inputs["image_grid_thw"][image_idx].prod()) // merge_length
             return str(self.image_token * count)
 
+    class SharedImageQwenVLImageProcessor(Qwen2VLImageProcessorPil):
+        """Processes each distinct image of a call once: a batched view asks all its attribute questions about
+        one crop, and resizing + patching that crop for every call was most of a batch's time on a CPU (tiny VLM,
+        8 calls: 23 of 36 ms). Images are the same when they are the same object (``encode`` hands one PIL
+        image per distinct crop); the patches of a repeated image are copies of its first, so the model's
+        inputs are exactly those of processing every image."""
+
+        def preprocess(self, images: Any, *args: Any, **kwargs: Any) -> Any:
+            if not isinstance(images, (list, tuple)) or any(isinstance(i, (list, tuple)) for i in images):
+                return super().preprocess(images, *args, **kwargs)
+            first_of: dict[int, int] = {}
+            order = [first_of.setdefault(id(image), len(first_of)) for image in images]
+            if len(first_of) == len(images):
+                return super().preprocess(images, *args, **kwargs)
+            distinct = list({id(image): image for image in images}.values())
+            return _repeat_images(super().preprocess(distinct, *args, **kwargs), order)
+
     root = Path(directory)
     tokenizer = AutoTokenizer.from_pretrained(root, local_files_only=True)
-    image_processor = Qwen2VLImageProcessorPil(**_image_processor_kwargs(root))
+    image_processor = SharedImageQwenVLImageProcessor(**_image_processor_kwargs(root))
     return ImageOnlyQwenVLProcessor(image_processor, tokenizer, chat_template=_chat_template(root, tokenizer))
+
+
+def _repeat_images(processed: Any, order: list[int]) -> Any:
+    """``processed`` (pixel_values: every distinct image's patches in turn; image_grid_thw: one row per distinct
+    image) laid out as if image ``order[k]`` had been processed in place ``k``."""
+    grids = processed["image_grid_thw"]
+    counts = [int(t) * int(h) * int(w) for t, h, w in grids.tolist()]
+    starts = [sum(counts[:index]) for index in range(len(counts))]
+    pixels = processed["pixel_values"]
+    rows = [index for image in order for index in range(starts[image], starts[image] + counts[image])]
+    processed["pixel_values"] = pixels[rows]
+    processed["image_grid_thw"] = grids[order]
+    return processed
 
 
 def _image_processor_kwargs(root: Path) -> dict[str, Any]:
