@@ -26,7 +26,7 @@ from aiv_eval.ros_mode import ManagedNode, RosEvaluation, executable_path
 from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import StepReport
 from aiv_offline_sim.environment import PInVerifyEnv
-from rclpy.qos import qos_profile_action_status_default
+from rclpy.qos import QoSProfile, qos_profile_action_status_default
 from support.ros_harness import wait_until
 from support.ros_runs import CLASSICAL_DEFAULT
 from support.ros_runs import result_lines as _lines
@@ -121,9 +121,17 @@ def test_killed_verifier_then_simulator_are_restarted_and_every_episode_is_answe
     watcher.create_subscription(
         VerifyInstance.Impl.FeedbackMessage, "/verify_instance/_action/feedback", on_feedback, 10
     )
-    watcher.create_subscription(
-        GoalStatusArray, "/move_to_sector/_action/status", on_move_status, qos_profile_action_status_default
+    # The server's status QoS keeps one sample: a reader that takes it late sees only the newest state, and a
+    # move's "executing" is replaced by "succeeded" within milliseconds, so under load every running state was
+    # missed and the kill never came (once in CI). This reader queues every state change.
+    server_qos = qos_profile_action_status_default
+    status_qos = QoSProfile(
+        history=server_qos.history,
+        depth=100,
+        reliability=server_qos.reliability,
+        durability=server_qos.durability,
     )
+    watcher.create_subscription(GoalStatusArray, "/move_to_sector/_action/status", on_move_status, status_qos)
     outcome = {}
     runner = threading.Thread(target=lambda: outcome.setdefault("result", evaluation.run()), daemon=True)
     runner.start()
