@@ -99,16 +99,26 @@ def with_no_daemon(argv: Sequence[str]) -> list[str]:
 def ros2(
     *argv: str, timeout_s: float = 60.0, cwd: Path | None = None, check: bool = True
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``ros2 ARGV`` to completion and return it; with ``check``, a non-zero exit fails with the output."""
+    """Run ``ros2 ARGV`` to completion and return it; with ``check``, a non-zero exit fails with the output.
+
+    A verb with no --timeout of its own (``param list``, ``node info``) that finds no such node is asked again
+    for up to ``NODE_TIMEOUT_S``: each call discovers the graph afresh for ``DISCOVERY_SPIN_S``, which two busy
+    cores have not always been enough for (a node running for seconds was "not found" once in CI)."""
+    deadline = time.monotonic() + float(NODE_TIMEOUT_S)
+    retry_unfound = tuple(argv[:2]) in DAEMON_VERBS and tuple(argv[:2]) not in NODE_TIMEOUT_VERBS
     try:
-        completed = subprocess.run(
-            ["ros2", *with_no_daemon(argv)],
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            cwd=cwd,
-            check=False,
-        )
+        while True:
+            completed = subprocess.run(
+                ["ros2", *with_no_daemon(argv)],
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                cwd=cwd,
+                check=False,
+            )
+            unfound = completed.returncode != 0 and "Node not found" in completed.stderr
+            if not (retry_unfound and unfound and time.monotonic() < deadline):
+                break
     finally:
         if tuple(argv[:2]) in DAEMON_ONLY_VERBS:
             subprocess.run(["ros2", "daemon", "stop"], capture_output=True, timeout=30, check=False)
