@@ -16,16 +16,21 @@ import json
 import os
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from action_msgs.msg import GoalStatus, GoalStatusArray
+from aiv_common.action_waits import ServerLostError, action_server_watch, send_goal_confirmed
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_eval.in_process import run_in_process
 from aiv_eval.ros_mode import ManagedNode, RosEvaluation, executable_path
-from aiv_interfaces.action import VerifyInstance
-from aiv_interfaces.msg import StepReport
+from aiv_interfaces.action import MoveToSector
 from aiv_offline_sim.environment import PInVerifyEnv
+from rclpy.action import ActionClient, ActionServer
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
 from rclpy.qos import QoSProfile, qos_profile_action_status_default
 from support.ros_harness import wait_until
 from support.ros_runs import CLASSICAL_DEFAULT
@@ -36,6 +41,8 @@ from support.ros_runs import scored_metrics as _metrics
 from support.tiny_dataset import EpisodeSpec, TinyDataset
 
 ORACLE = ()
+#: Where the fault test's relay serves the verifier's moves.
+RELAYED_MOVES = "/fault_relay/move_to_sector"
 
 
 def _without_attempts(records: list[dict]) -> list[dict]:
@@ -81,32 +88,82 @@ def test_ros_mode_and_in_process_mode_write_identical_results(
     assert (ros_dir / "report.html").is_file()  # write_report defaults to true in the node
 
 
+class MoveRelay:
+    """A MoveToSector server under another name that passes each goal on to the simulator's server and its
+    answer back: the verifier's moves go through it, so a test can act *inside* a move the verifier is
+    waiting for. ``before_move(handle)`` runs first; when it returns a result, that result ends the move
+    (aborted) and nothing is passed on.
+    """
+
+    def __init__(self, node: Node, name: str, before_move: Callable[[Any], Any]) -> None:
+        self.node = node
+        self.before_move = before_move
+        self.simulator = ActionClient(node, MoveToSector, "/move_to_sector")
+        ActionServer(
+            node, MoveToSector, name, execute_callback=self.relay, callback_group=ReentrantCallbackGroup()
+        )
+
+    def relay(self, handle: Any) -> Any:
+        ended = self.before_move(handle)
+        if ended is None:
+            ended, succeeded = self._pass_on(handle.request)
+            if succeeded:
+                handle.succeed()
+                return ended
+        handle.abort()
+        return ended
+
+    def _pass_on(self, goal: Any) -> tuple[Any, bool]:
+        def refused(message: str) -> tuple[Any, bool]:
+            return MoveToSector.Result(
+                outcome=MoveToSector.Result.OUTCOME_REJECTED, sector=-1, message=message
+            ), False
+
+        if not self.simulator.wait_for_server(timeout_sec=30.0):
+            return refused("no simulator move server")
+        alive = action_server_watch(self.node, "/move_to_sector")
+        try:
+            sent = send_goal_confirmed(
+                self.simulator, goal, timeout_s=30.0, alive=alive, what="the simulator"
+            )
+            if sent is None or not sent.accepted:
+                return refused("the simulator did not accept the move")
+            response = sent.result(30.0, alive, "the simulator")
+        except ServerLostError as error:
+            return refused(str(error))
+        if response is None:
+            return refused("no move result from the simulator")
+        return response.result, response.status == GoalStatus.STATUS_SUCCEEDED
+
+
 def test_killed_verifier_then_simulator_are_restarted_and_every_episode_is_answered_once(
     tmp_path: Path, micro_root: Path, ros_executor
 ) -> None:
     reference = run_in_process(_spec(tmp_path, micro_root, "reference", "evaluator.save_crops=false"))
-    spec = _spec(tmp_path, micro_root, "faulty", "evaluator.save_crops=false", "evaluator.max_attempts=3")
+    spec = _spec(
+        tmp_path,
+        micro_root,
+        "faulty",
+        "evaluator.save_crops=false",
+        "evaluator.max_attempts=3",
+        f"verifier.move_action={RELAYED_MOVES}",
+    )
     evaluation = _ros(spec, tmp_path)
-    # Kill inside an episode: the verifier on a step report that asks for a move (another step must follow) once
-    # 2 episodes are recorded, the simulator while one of its moves runs once 6 are (moving episodes follow both).
+    # The verifier is killed inside a move it waits for (so with a goal certainly in flight) once 2 episodes
+    # are recorded; the simulator while one of its moves runs once 6 are (moving episodes follow both).
     plan = [("verifier", 2), ("offline_sim", 6)]
     killed: list[str] = []
 
-    def on_feedback(message) -> None:
-        # An early step's move (the moving episodes here take 5-6 steps): steps are still to come, so the goal is
-        # still in flight when the kill lands even if this callback runs late on a loaded machine.
-        step = message.feedback.step
-        if not plan or step.action != StepReport.ACTION_MOVE or step.step > 2:
-            return
-        node, after_lines = plan[0]
-        if node == "verifier" and len(_lines(spec.run_dir)) >= after_lines:
-            plan.pop(0)
-            evaluation.nodes[node].kill()
-            killed.append(node)
+    def kill_the_waiting_verifier(_handle: Any) -> Any:
+        if not plan or plan[0][0] != "verifier" or len(_lines(spec.run_dir)) < plan[0][1]:
+            return None
+        plan.pop(0)
+        evaluation.nodes["verifier"].kill()
+        killed.append("verifier")
+        return MoveToSector.Result(outcome=MoveToSector.Result.OUTCOME_REJECTED, sector=-1, message="killed")
 
     def on_move_status(message: GoalStatusArray) -> None:
-        # The simulator is killed while one of its moves runs. Its status publisher was discovered long before
-        # (the respawned verifier's feedback may be discovered only after the few remaining episodes are done).
+        # The simulator is killed while one of its moves runs. Its status publisher was discovered long before.
         if not plan or plan[0][0] != "offline_sim":
             return
         running = any(
@@ -118,9 +175,7 @@ def test_killed_verifier_then_simulator_are_restarted_and_every_episode_is_answe
             killed.append("offline_sim")
 
     watcher = ros_executor.create_node("fault_injector")
-    watcher.create_subscription(
-        VerifyInstance.Impl.FeedbackMessage, "/verify_instance/_action/feedback", on_feedback, 10
-    )
+    MoveRelay(watcher, RELAYED_MOVES, kill_the_waiting_verifier)
     # The server's status QoS keeps one sample: a reader that takes it late sees only the newest state, and a
     # move's "executing" is replaced by "succeeded" within milliseconds, so under load every running state was
     # missed and the kill never came (once in CI). This reader queues every state change.
@@ -146,7 +201,7 @@ def test_killed_verifier_then_simulator_are_restarted_and_every_episode_is_answe
     failures = [record for record in lines if record["status"] != "ok"]
     assert all(record["prediction"] == "Unsure" and record["failure_reason"] for record in failures)
     # The verifier died with a goal in flight: that attempt is an infrastructure failure, never a wrong answer.
-    assert any("verifier" in record["failure_reason"] for record in failures), [
+    assert any("the verifier disappeared" in record["failure_reason"] for record in failures), [
         r["failure_reason"] for r in failures
     ]
     answered = _effective_ok(lines)
