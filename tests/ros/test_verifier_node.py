@@ -290,6 +290,39 @@ def test_move_that_never_completes_and_unusable_frames_fail_explicitly(
         released.set()
 
 
+def test_a_move_aborted_without_a_refusal_fails_the_request_instead_of_counting_as_a_move(
+    ros_executor, node_process, micro_root
+) -> None:
+    """rclpy hands back whatever result an aborting server returns; the default one reads "moved to sector 0".
+    The verifier believes a result only from a goal that succeeded or one that says it refused."""
+    node = ros_executor.create_node("aborting_robot")
+    image_pub = node.create_publisher(Image, "camera/image_raw", LATCHED)
+    gt_pub = node.create_publisher(GroundTruthView, "sim/ground_truth_view", LATCHED)
+    calls: list[str] = []
+
+    def abort_with_the_default_result(goal_handle):
+        calls.append(goal_handle.request.direction)
+        goal_handle.abort()
+        return MoveToSector.Result()  # outcome 0 is OUTCOME_MOVED
+
+    ActionServer(node, MoveToSector, "move_to_sector", execute_callback=abort_with_the_default_result)
+    _start_verifier(node_process, {"verifier.backend": "oracle", "verifier.dataset_root": micro_root})
+    image = numpy_to_imgmsg(np.full((64, 36, 3), 90, np.uint8), "rgb8")
+    image.header.stamp.sec = 100
+    gt = GroundTruthView(capture_tag="s0_far", sector=0, episode_path="none", target_object_id="none")
+    gt.header.stamp = image.header.stamp
+    gt_pub.publish(gt)
+    image_pub.publish(image)
+    verdict = GoalSender(ros_executor).send(
+        request_id="aborted", descriptions=["a teal ceramic vase"], start_stamp=image.header.stamp
+    )
+    assert len(calls) == 1
+    assert verdict.decision == Verdict.DECISION_FAILED
+    assert verdict.failure_reason == (
+        f"step 0: move {calls[0]!r} failed: the move was aborted by the server without saying why"
+    )
+
+
 def test_a_cancelled_request_cancels_its_move_and_stops_before_its_next_step(
     ros_executor, node_process, micro_root
 ) -> None:
