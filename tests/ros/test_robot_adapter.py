@@ -28,6 +28,7 @@ from rclpy.action import ActionClient
 from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from ros.peers.action_peers import RAISE_IN_EXECUTE
 from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Empty, String
 from support.ros_harness import DEFAULT_TIMEOUT_S, WaitTimeout, ros_args, wait_until
@@ -397,6 +398,26 @@ def test_aiv_pregrasp_prints_the_steps_and_the_answer(node_process, tmp_path) ->
     assert [line.split(":")[0] for line in lines[1:3]] == ["step 0", "step 1"]
     assert any(line.startswith("YES (confidence 1.00") for line in lines)
     assert any("desc_1 ('a blue mug with white flowers'): matches" in line for line in lines)
+
+
+def test_aiv_pregrasp_reports_a_verifier_that_crashed_in_its_goal_as_failed_not_as_no(
+    node_process, tmp_path
+) -> None:
+    """A verify server whose execute callback raises: rclpy aborts the goal with a default verdict, which
+    reads DECISION_NO. The robot must hear "the check failed", never "this is not the object"."""
+    import subprocess
+    import sys
+
+    peers = Path(__file__).resolve().parent / "peers" / "action_peers.py"
+    node_process([sys.executable, str(peers)], name="peers")
+    script = INSTALL / "aiv_robot" / "lib" / "aiv_robot" / "aiv-pregrasp"
+    run = subprocess.run(
+        [str(script), RAISE_IN_EXECUTE, "--server-wait", "30"], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 4, run.stdout + run.stderr  # EXIT_FAILED
+    lines = run.stdout.splitlines()
+    assert lines[1].startswith("FAILED"), lines
+    assert lines[2] == "  reason: the verifier's goal was aborted by the server without a verdict"
 
 
 def test_the_verifier_judges_compressed_camera_frames(ros_executor, node_process, micro_root) -> None:

@@ -3,7 +3,8 @@
 These are test peers, not product logic: they exercise every field of the two actions across a
 process boundary. The move server keeps a ring of 6 sectors with a configurable set of
 unreachable and trap sectors; the verify server rejects goals without descriptions and answers
-one step report per description.
+one step report per description. A goal whose first description is ``RAISE_IN_EXECUTE`` makes its execute
+callback raise, as a verifier with a bug would: rclpy then aborts the goal with the default result.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 FEEDBACK_QOS = QoSProfile(
     depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
+
+#: The description that makes the verify server's execute callback raise.
+RAISE_IN_EXECUTE = "raise in execute"
 
 OFFSETS = {"front": 0, "front-left": 1, "back-left": 2, "back": 3, "back-right": 4, "front-right": 5}
 
@@ -101,6 +105,8 @@ class EchoVerifyServer:
 
     def execute(self, handle) -> VerifyInstance.Result:
         goal = handle.request
+        if goal.descriptions[0] == RAISE_IN_EXECUTE:
+            raise RuntimeError("the verify server failed on purpose")
         attributes = []
         reports = []
         for step, description in enumerate(goal.descriptions):

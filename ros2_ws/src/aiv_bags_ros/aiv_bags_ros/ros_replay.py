@@ -33,6 +33,7 @@ from typing import Any
 
 import rclpy
 import yaml
+from aiv_common.action_results import unexplained_verdict_ending
 from aiv_common.action_waits import RenewableActionClient
 from aiv_common.move_outcomes import outcome_code
 from aiv_common.parameter_spec import parameter_defaults
@@ -238,6 +239,9 @@ class VerifierClient(Node):
         response = sent.result(timeout_s, lambda: True, "the verifier")
         if response is None:
             raise SessionBagError(f"replay over ROS: no verdict within {timeout_s:.0f} s")
+        unbelievable = unexplained_verdict_ending(response)
+        if unbelievable is not None:
+            raise SessionBagError(f"replay over ROS: {unbelievable}")
         return response.result.verdict
 
 

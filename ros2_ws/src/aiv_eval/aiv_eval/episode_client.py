@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from aiv_common.action_results import unexplained_verdict_ending
 from aiv_common.action_waits import (
     RenewableActionClient,
     ServerLostError,
@@ -194,4 +195,7 @@ class RosEpisodeClient:
         if response is None:
             raise EpisodeInfrastructureError(f"no verdict within {self.verdict_timeout_s} s")
         seconds["verify_result"] = time.perf_counter() - started
+        unbelievable = unexplained_verdict_ending(response)
+        if unbelievable is not None:
+            raise EpisodeInfrastructureError(unbelievable)
         return EpisodeRun(start=start, verdict=response.result.verdict, feedback=feedback, seconds=seconds)

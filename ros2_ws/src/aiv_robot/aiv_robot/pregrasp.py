@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 import rclpy
+from aiv_common.action_results import unexplained_verdict_ending
 from aiv_common.action_waits import RenewableActionClient, action_server_watch
 from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import AttributeState, StepReport, Verdict
@@ -142,6 +143,11 @@ def _send_and_wait(
     response = sent.result(timeout_s, alive, "the verifier")
     if response is None:
         return None
+    unbelievable = unexplained_verdict_ending(response)
+    if unbelievable is not None:  # e.g. the verifier's execute raised: rclpy's default verdict reads NO
+        return Verdict(
+            request_id=goal.request_id, decision=Verdict.DECISION_FAILED, failure_reason=unbelievable
+        )
     verdict = response.result.verdict
     # Feedback is best effort (it can arrive after the result, when rclpy no longer delivers it): every step
     # is also in the verdict's transcript, so the ones not seen live are shown now, in order.

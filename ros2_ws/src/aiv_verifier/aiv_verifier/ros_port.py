@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from action_msgs.msg import GoalStatus
+from aiv_common.action_results import move_refused, unexplained_ending
 from aiv_common.action_waits import (
     GoalCancelled,
     RenewableActionClient,
@@ -197,30 +197,14 @@ class MoveChannel:
         return response.result
 
 
-#: How a move that did not succeed ended, in words.
-GOAL_END_WORDS = {
-    GoalStatus.STATUS_CANCELED: "was cancelled by the server",
-    GoalStatus.STATUS_ABORTED: "was aborted by the server",
-}
-
-
 def trusted_result(response: Any) -> None:
-    """Raise :class:`MoveFailed` unless a move's result can be believed.
-
-    A goal that did not succeed is believed only when its result says so itself (``OUTCOME_REJECTED``, with
-    the server's message, which the episode records). rclpy answers an aborted or cancelled goal with whatever
-    result the server returned, and a server that returns the default one reports ``OUTCOME_MOVED`` to sector
-    0: trusting that would judge the old view as if the camera had moved.
-    """
-    status = int(response.status)
-    if (
-        status == GoalStatus.STATUS_SUCCEEDED
-        or response.result.outcome == MoveToSector.Result.OUTCOME_REJECTED
-    ):
-        return
-    ended = GOAL_END_WORDS.get(status, f"ended with goal status {status}")
-    said = f": {response.result.message}" if response.result.message else " without saying why"
-    raise MoveFailed(f"the move {ended}{said}")
+    """Raise :class:`MoveFailed` unless a move's result can be believed: from a goal that succeeded, or one
+    that did not and says so itself (``OUTCOME_REJECTED`` with the server's message, which the episode
+    records). Believing anything else would judge the old view as if the camera had moved."""
+    ending = unexplained_ending(response, move_refused)
+    if ending is not None:
+        said = f": {response.result.message}" if response.result.message else " without saying why"
+        raise MoveFailed(f"the move {ending}{said}")
 
 
 class RosEpisodePort:
