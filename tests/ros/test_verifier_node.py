@@ -307,20 +307,55 @@ def test_a_move_aborted_without_a_refusal_fails_the_request_instead_of_counting_
 
     ActionServer(node, MoveToSector, "move_to_sector", execute_callback=abort_with_the_default_result)
     _start_verifier(node_process, {"verifier.backend": "oracle", "verifier.dataset_root": micro_root})
-    image = numpy_to_imgmsg(np.full((64, 36, 3), 90, np.uint8), "rgb8")
-    image.header.stamp.sec = 100
-    gt = GroundTruthView(capture_tag="s0_far", sector=0, episode_path="none", target_object_id="none")
-    gt.header.stamp = image.header.stamp
-    gt_pub.publish(gt)
-    image_pub.publish(image)
+    stamp = _publish_unsure_start_view(image_pub, gt_pub)
     verdict = GoalSender(ros_executor).send(
-        request_id="aborted", descriptions=["a teal ceramic vase"], start_stamp=image.header.stamp
+        request_id="aborted", descriptions=["a teal ceramic vase"], start_stamp=stamp
     )
     assert len(calls) == 1
     assert verdict.decision == Verdict.DECISION_FAILED
     assert verdict.failure_reason == (
         f"step 0: move {calls[0]!r} failed: the move was aborted by the server without saying why"
     )
+
+
+def test_a_move_reported_without_the_frame_that_shows_it_fails_the_request(
+    ros_executor, node_process, micro_root
+) -> None:
+    """MOVED names the frame showing the new view; without that stamp the next step would judge the frame of
+    the view the robot left as if it showed the new sector."""
+    node = ros_executor.create_node("stampless_robot")
+    image_pub = node.create_publisher(Image, "camera/image_raw", LATCHED)
+    gt_pub = node.create_publisher(GroundTruthView, "sim/ground_truth_view", LATCHED)
+    calls: list[str] = []
+
+    def moved_without_a_frame(goal_handle):
+        calls.append(goal_handle.request.direction)
+        goal_handle.succeed()
+        return MoveToSector.Result(outcome=MoveToSector.Result.OUTCOME_MOVED, sector=1)
+
+    ActionServer(node, MoveToSector, "move_to_sector", execute_callback=moved_without_a_frame)
+    _start_verifier(node_process, {"verifier.backend": "oracle", "verifier.dataset_root": micro_root})
+    stamp = _publish_unsure_start_view(image_pub, gt_pub)
+    verdict = GoalSender(ros_executor).send(
+        request_id="stampless", descriptions=["a teal ceramic vase"], start_stamp=stamp
+    )
+    assert len(calls) == 1
+    assert verdict.decision == Verdict.DECISION_FAILED
+    assert verdict.failure_reason == (
+        f"step 0: move {calls[0]!r} failed: the move server reported a move to sector 1 without the stamp of "
+        "a frame showing it (MoveToSector.Result.frame_stamp)"
+    )
+
+
+def _publish_unsure_start_view(image_pub, gt_pub):
+    """A start view the oracle knows nothing about (it answers Unsure and asks to move); returns its stamp."""
+    image = numpy_to_imgmsg(np.full((64, 36, 3), 90, np.uint8), "rgb8")
+    image.header.stamp.sec = 100
+    gt = GroundTruthView(capture_tag="s0_far", sector=0, episode_path="none", target_object_id="none")
+    gt.header.stamp = image.header.stamp
+    gt_pub.publish(gt)
+    image_pub.publish(image)
+    return image.header.stamp
 
 
 def test_a_cancelled_request_cancels_its_move_and_stops_before_its_next_step(

@@ -23,6 +23,7 @@ from aiv_common.action_waits import (
 )
 from aiv_common.move_outcomes import outcome_from_code
 from aiv_common.stamps import nanoseconds_to_stamp, stamp_to_nanoseconds
+from aiv_dataset.vocabulary import MoveOutcome
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import StepReport
 from aiv_models.timing import StageClock
@@ -249,11 +250,19 @@ class RosEpisodePort:
 
     def move(self, direction: str) -> MoveReport:
         result = self.moves.request(direction, cancel_when=self.cancelled, clock=self.clock)
+        outcome = outcome_from_code(result.outcome)
+        frame_stamp = stamp_to_nanoseconds(result.frame_stamp) or None
+        if outcome is MoveOutcome.MOVED and frame_stamp is None:
+            # Without it the next step would judge the frame of the view it left, as if it showed the new one.
+            raise MoveFailed(
+                f"the move server reported a move to sector {int(result.sector)} without the stamp of a frame "
+                "showing it (MoveToSector.Result.frame_stamp)"
+            )
         return MoveReport(
-            outcome=outcome_from_code(result.outcome),
+            outcome=outcome,
             trap_view=bool(result.trap_view),
             sector=int(result.sector) if result.sector >= 0 else None,
-            frame_stamp=stamp_to_nanoseconds(result.frame_stamp) or None,
+            frame_stamp=frame_stamp,
             message=result.message,
         )
 
