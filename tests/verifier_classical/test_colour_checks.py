@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 from aiv_checks import ClassicalSettings, ClassicalVerifier
 from aiv_checks.checks.part_colour import PartColourSettings
-from aiv_checks.measure.colour import COLOUR_NAMES, PROTOTYPES_RGB, name_pixels_rgb
+from aiv_checks.measure.colour import (
+    COLOUR_NAMES,
+    LUT_BITS,
+    PROTOTYPES_RGB,
+    name_pixels,
+    name_pixels_rgb,
+    srgb_to_lab,
+)
 from aiv_verifier.core.types import Decision
 
 from verifier_classical.scenes import BOX, attr, halves, paint_object, solid, view_of
@@ -21,6 +28,18 @@ def test_every_prototype_is_named_as_itself() -> None:
         for rgb in PROTOTYPES_RGB[name]:
             labels, _ = name_pixels_rgb(np.array([[rgb]], dtype=np.uint8))
             assert COLOUR_NAMES[int(labels[0, 0])] == name, (name, rgb)
+
+
+def test_the_lookup_table_names_each_quantised_colour_as_naming_its_cell_centre_does() -> None:
+    """The table is built block by block; every cell must hold what naming its centre colour directly gives."""
+    rng = np.random.default_rng(5)
+    pixels = rng.integers(0, 256, (4000, 3), dtype=np.uint8)
+    step = 256 >> LUT_BITS
+    centres = (pixels >> (8 - LUT_BITS)).astype(np.float32) * step + (step - 1) / 2.0
+    expected_labels, expected_dist = name_pixels(srgb_to_lab(centres))
+    labels, dist = name_pixels_rgb(pixels)
+    assert np.array_equal(labels, expected_labels)
+    assert np.allclose(dist, expected_dist, rtol=0, atol=1e-4)
 
 
 def _answers(verifier, frame, *phrases: str, box=BOX) -> list[Decision]:
