@@ -39,6 +39,7 @@ class FakeWorld:
     camera_stops: bool = False
     push_after_arrival: bool = False
     cancel_at: float | None = None
+    object_at: float | None = None  # the (latched) object pose arrives at this time
     # record
     goals: list[Pose2D] = field(default_factory=list)
     stops: int = 0
@@ -52,6 +53,8 @@ class FakeWorld:
 
     def wait(self, timeout_s: float) -> None:
         self.now += max(timeout_s, 0.01)
+        if self.object_at is not None and self.now >= self.object_at:
+            self.object_xy = OBJECT
         if (
             self.push_after_arrival and self.goals and self.pose == self.goals[-1]
         ):  # shoved once it stood there
@@ -278,6 +281,20 @@ def test_each_fault_rejects_the_move_with_its_cause_and_stops_the_robot(setup, c
     assert world.stops >= 1
     assert result.cancelled == (cause == "cancelled")
     assert 1 not in (mover.session.visited if mover.session else set())
+
+
+def test_a_first_move_waits_for_an_object_pose_still_on_its_way_within_answer_timeout() -> None:
+    """Right after bring-up the latched object pose may reach the adapter after the first move request."""
+    late = FakeWorld(object_xy=None)
+    late.object_at = late.now + 0.8 * SETTINGS.answer_timeout_s
+    assert make(late).move("front-left").outcome is MoveOutcome.MOVED
+    never = FakeWorld(object_xy=None)
+    refused = make(never).move("front-left")
+    assert refused.outcome is MoveOutcome.REJECTED
+    assert refused.message.startswith(
+        "no object pose yet (the object pose topic; waited answer_timeout_s = 0.5 s)"
+    )
+    assert never.now >= 100.0 + SETTINGS.answer_timeout_s
 
 
 def test_the_node_keeps_serving_after_a_fault() -> None:

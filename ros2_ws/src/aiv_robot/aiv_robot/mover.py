@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from aiv_dataset.vocabulary import SECTOR_COUNT, DirectionError, MoveOutcome, normalize_direction
 
@@ -39,6 +39,7 @@ from .sector_session import DEFAULT_STEP_BUDGET, SectorSession
 NANOS_PER_SECOND = 1_000_000_000
 #: Longest single wait between two checks; every wait also ends as soon as new data arrives.
 POLL_S = 0.1
+_T = TypeVar("_T")
 
 
 class MoveFault(Exception):
@@ -345,21 +346,45 @@ class SectorMover:
     # -- checks ---------------------------------------------------------------------------------------------
 
     def _object(self) -> tuple[float, float]:
-        object_xy = self.robot.object_xy()
+        object_xy = self._first_value(self.robot.object_xy)
         if object_xy is None:
-            raise MoveFault(f"no object pose yet ({self.settings.object_source})")
+            raise MoveFault(
+                f"no object pose yet ({self.settings.object_source}; waited answer_timeout_s = "
+                f"{self.settings.answer_timeout_s:g} s)"
+            )
         return object_xy
 
     def _fresh_pose(self) -> PoseSample:
-        sample = self.robot.pose()
+        sample = self._first_value(self.robot.pose)
         if sample is None:
-            raise MoveFault(f"no robot pose yet ({self.settings.pose_source})")
+            raise MoveFault(
+                f"no robot pose yet ({self.settings.pose_source}; waited answer_timeout_s = "
+                f"{self.settings.answer_timeout_s:g} s)"
+            )
         if sample.age_s > self.settings.pose_timeout_s:
             raise MoveFault(
                 f"the robot pose is stale: the newest is {sample.age_s:.1f} s old "
                 f"(pose_timeout_s = {self.settings.pose_timeout_s:g}; {self.settings.pose_source})"
             )
         return sample
+
+    def _first_value(self, read: Callable[[], _T | None]) -> _T | None:
+        """``read()``, waiting up to ``answer_timeout_s`` while it has never given a value.
+
+        A request sent right after bring-up may reach the adapter before the latched object pose or the first
+        odometry does (discovery and delivery take a moment, seconds on a loaded machine); the first move then
+        waits for them, as it waits for the navigation to appear, instead of failing. Once a value has come,
+        this returns at once (staleness is the caller's check)."""
+        value = read()
+        started = self.monotonic()
+        while value is None:
+            remaining = self.settings.answer_timeout_s - (self.monotonic() - started)
+            if remaining <= 0:
+                return None
+            self._check_cancel()
+            self.robot.wait(min(remaining, POLL_S))
+            value = read()
+        return value
 
     def _check_cancel(self) -> None:
         if self.robot.cancel_requested():

@@ -132,7 +132,8 @@ ADAPTER_PARAMETERS: tuple[ParameterSpec, ...] = (
         "answer_timeout_s",
         5.0,
         "seconds navigation has to answer a goal (a status, or the robot starting to move); silence fails the "
-        "move as a fault. With Nav2 also how long a success may leave the robot outside the tolerances",
+        "move as a fault. With Nav2 also how long a success may leave the robot outside the tolerances, and how "
+        "long a move waits for the first robot and object poses",
         minimum=0.0,
         exclusive_minimum=True,
     ),
