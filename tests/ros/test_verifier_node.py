@@ -15,7 +15,7 @@ from aiv_common.image_conversion import numpy_to_imgmsg
 from aiv_common.setting_tree import nested_config
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_eval.env_port import run_env_episode
-from aiv_eval.episode_client import EpisodeRequest, RosEpisodeClient
+from aiv_eval.episode_client import EpisodeInfrastructureError, EpisodeRequest, RosEpisodeClient
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import GroundTruthView, Verdict
 from aiv_offline_sim.environment import PInVerifyEnv
@@ -288,6 +288,30 @@ def test_move_that_never_completes_and_unusable_frames_fail_explicitly(
         verifier.assert_running()
     finally:
         released.set()
+
+
+def test_the_evaluator_counts_a_goal_aborted_with_the_default_verdict_as_a_failure_not_a_no(
+    ros_executor, node_process, micro_root
+) -> None:
+    """A verify server whose execute raises: rclpy aborts the goal with a default Verdict (DECISION_NO). The
+    evaluator's episode client must report an infrastructure failure, which the evaluator retries, not a NO."""
+    _start_sim(node_process, micro_root)
+    calls: list[str] = []
+
+    def raise_in_execute(goal_handle):
+        calls.append(goal_handle.request.request_id)
+        raise RuntimeError("a verifier bug, on purpose")
+
+    ros_executor.spin_new(
+        "crashing_verifier",
+        lambda node: ActionServer(node, VerifyInstance, "verify_instance", execute_callback=raise_in_execute),
+    )
+    client = ros_executor.spin_new("episode_client", RosEpisodeClient)
+    client.wait_for_servers(timeout_s=30.0)
+    with pytest.raises(EpisodeInfrastructureError) as raised:
+        client.run(EpisodeRequest(index=0))
+    assert str(raised.value) == "the verifier's goal was aborted by the server without a verdict"
+    assert len(calls) == 1
 
 
 def test_a_move_aborted_without_a_refusal_fails_the_request_instead_of_counting_as_a_move(
