@@ -314,61 +314,53 @@ def test_the_evaluator_counts_a_goal_aborted_with_the_default_verdict_as_a_failu
     assert len(calls) == 1
 
 
-def test_a_move_aborted_without_a_refusal_fails_the_request_instead_of_counting_as_a_move(
-    ros_executor, node_process, micro_root
+def _abort_with_the_default_result(goal_handle):
+    goal_handle.abort()
+    return MoveToSector.Result()  # outcome 0 is OUTCOME_MOVED
+
+
+def _moved_without_a_frame(goal_handle):
+    goal_handle.succeed()
+    return MoveToSector.Result(outcome=MoveToSector.Result.OUTCOME_MOVED, sector=1)
+
+
+@pytest.mark.parametrize(
+    ("answer_move", "reason"),
+    [
+        # rclpy hands back whatever result an aborting server returns; the default one reads "moved to sector 0".
+        (_abort_with_the_default_result, "the move was aborted by the server without saying why"),
+        # MOVED names the frame showing the new view; without it the next step would judge the old view.
+        (
+            _moved_without_a_frame,
+            "the move server reported a move to sector 1 without the stamp of a frame showing it "
+            "(MoveToSector.Result.frame_stamp)",
+        ),
+    ],
+    ids=["aborted-with-the-default-result", "moved-without-a-frame"],
+)
+def test_a_move_result_that_cannot_be_believed_fails_the_request_at_its_step(
+    ros_executor, node_process, micro_root, answer_move, reason: str
 ) -> None:
-    """rclpy hands back whatever result an aborting server returns; the default one reads "moved to sector 0".
-    The verifier believes a result only from a goal that succeeded or one that says it refused."""
-    node = ros_executor.create_node("aborting_robot")
+    """The verifier believes a move's result only from a goal that succeeded (naming the frame of a new view)
+    or one that says it refused; anything else ends the request FAILED, never as a move."""
+    node = ros_executor.create_node("untrustworthy_robot")
     image_pub = node.create_publisher(Image, "camera/image_raw", LATCHED)
     gt_pub = node.create_publisher(GroundTruthView, "sim/ground_truth_view", LATCHED)
     calls: list[str] = []
 
-    def abort_with_the_default_result(goal_handle):
+    def execute(goal_handle):
         calls.append(goal_handle.request.direction)
-        goal_handle.abort()
-        return MoveToSector.Result()  # outcome 0 is OUTCOME_MOVED
+        return answer_move(goal_handle)
 
-    ActionServer(node, MoveToSector, "move_to_sector", execute_callback=abort_with_the_default_result)
+    ActionServer(node, MoveToSector, "move_to_sector", execute_callback=execute)
     _start_verifier(node_process, {"verifier.backend": "oracle", "verifier.dataset_root": micro_root})
     stamp = _publish_unsure_start_view(image_pub, gt_pub)
     verdict = GoalSender(ros_executor).send(
-        request_id="aborted", descriptions=["a teal ceramic vase"], start_stamp=stamp
+        request_id="untrusted", descriptions=["a teal ceramic vase"], start_stamp=stamp
     )
     assert len(calls) == 1
     assert verdict.decision == Verdict.DECISION_FAILED
-    assert verdict.failure_reason == (
-        f"step 0: move {calls[0]!r} failed: the move was aborted by the server without saying why"
-    )
-
-
-def test_a_move_reported_without_the_frame_that_shows_it_fails_the_request(
-    ros_executor, node_process, micro_root
-) -> None:
-    """MOVED names the frame showing the new view; without that stamp the next step would judge the frame of
-    the view the robot left as if it showed the new sector."""
-    node = ros_executor.create_node("stampless_robot")
-    image_pub = node.create_publisher(Image, "camera/image_raw", LATCHED)
-    gt_pub = node.create_publisher(GroundTruthView, "sim/ground_truth_view", LATCHED)
-    calls: list[str] = []
-
-    def moved_without_a_frame(goal_handle):
-        calls.append(goal_handle.request.direction)
-        goal_handle.succeed()
-        return MoveToSector.Result(outcome=MoveToSector.Result.OUTCOME_MOVED, sector=1)
-
-    ActionServer(node, MoveToSector, "move_to_sector", execute_callback=moved_without_a_frame)
-    _start_verifier(node_process, {"verifier.backend": "oracle", "verifier.dataset_root": micro_root})
-    stamp = _publish_unsure_start_view(image_pub, gt_pub)
-    verdict = GoalSender(ros_executor).send(
-        request_id="stampless", descriptions=["a teal ceramic vase"], start_stamp=stamp
-    )
-    assert len(calls) == 1
-    assert verdict.decision == Verdict.DECISION_FAILED
-    assert verdict.failure_reason == (
-        f"step 0: move {calls[0]!r} failed: the move server reported a move to sector 1 without the stamp of "
-        "a frame showing it (MoveToSector.Result.frame_stamp)"
-    )
+    assert verdict.failure_reason == f"step 0: move {calls[0]!r} failed: {reason}"
 
 
 def _publish_unsure_start_view(image_pub, gt_pub):
@@ -422,17 +414,10 @@ def test_a_cancelled_request_cancels_its_move_and_stops_before_its_next_step(
         node_process,
         {"verifier.backend": "oracle", "verifier.dataset_root": micro_root, "move_timeout_s": 30.0},
     )
-    image = numpy_to_imgmsg(np.full((64, 36, 3), 90, np.uint8), "rgb8")
-    image.header.stamp.sec = 100
-    gt = GroundTruthView(capture_tag="s0_far", sector=0, episode_path="none", target_object_id="none")
-    gt.header.stamp = image.header.stamp
-    gt_pub.publish(gt)
-    image_pub.publish(image)
+    stamp = _publish_unsure_start_view(image_pub, gt_pub)
     sender = GoalSender(ros_executor)
     assert sender.client.wait_for_server(timeout_sec=30.0)
-    goal = VerifyInstance.Goal(
-        request_id="cancel", descriptions=["a teal ceramic vase"], start_stamp=image.header.stamp
-    )
+    goal = VerifyInstance.Goal(request_id="cancel", descriptions=["a teal ceramic vase"], start_stamp=stamp)
     try:
         sent = send_goal_confirmed(sender.client, goal, timeout_s=30.0)
         assert sent is not None and sent.accepted

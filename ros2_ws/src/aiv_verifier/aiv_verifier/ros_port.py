@@ -23,7 +23,6 @@ from aiv_common.action_waits import (
 )
 from aiv_common.move_outcomes import outcome_from_code
 from aiv_common.stamps import nanoseconds_to_stamp, stamp_to_nanoseconds
-from aiv_dataset.vocabulary import MoveOutcome
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import StepReport
 from aiv_models.timing import StageClock
@@ -199,13 +198,21 @@ class MoveChannel:
 
 
 def trusted_result(response: Any) -> None:
-    """Raise :class:`MoveFailed` unless a move's result can be believed: from a goal that succeeded, or one
-    that did not and says so itself (``OUTCOME_REJECTED`` with the server's message, which the episode
-    records). Believing anything else would judge the old view as if the camera had moved."""
+    """Raise :class:`MoveFailed` unless a move's result can be believed.
+
+    It can from a goal that succeeded, or from one that did not and says so itself (``OUTCOME_REJECTED`` with
+    the server's message, which the episode records); a reported move must also name the frame that shows the
+    new view. Believing anything else would judge the old view as if the camera had moved."""
+    result = response.result
     ending = unexplained_ending(response, move_refused)
     if ending is not None:
-        said = f": {response.result.message}" if response.result.message else " without saying why"
+        said = f": {result.message}" if result.message else " without saying why"
         raise MoveFailed(f"the move {ending}{said}")
+    if result.outcome == MoveToSector.Result.OUTCOME_MOVED and not stamp_to_nanoseconds(result.frame_stamp):
+        raise MoveFailed(
+            f"the move server reported a move to sector {int(result.sector)} without the stamp of a frame "
+            "showing it (MoveToSector.Result.frame_stamp)"
+        )
 
 
 class RosEpisodePort:
@@ -250,19 +257,11 @@ class RosEpisodePort:
 
     def move(self, direction: str) -> MoveReport:
         result = self.moves.request(direction, cancel_when=self.cancelled, clock=self.clock)
-        outcome = outcome_from_code(result.outcome)
-        frame_stamp = stamp_to_nanoseconds(result.frame_stamp) or None
-        if outcome is MoveOutcome.MOVED and frame_stamp is None:
-            # Without it the next step would judge the frame of the view it left, as if it showed the new one.
-            raise MoveFailed(
-                f"the move server reported a move to sector {int(result.sector)} without the stamp of a frame "
-                "showing it (MoveToSector.Result.frame_stamp)"
-            )
         return MoveReport(
-            outcome=outcome,
+            outcome=outcome_from_code(result.outcome),
             trap_view=bool(result.trap_view),
             sector=int(result.sector) if result.sector >= 0 else None,
-            frame_stamp=frame_stamp,
+            frame_stamp=stamp_to_nanoseconds(result.frame_stamp) or None,
             message=result.message,
         )
 

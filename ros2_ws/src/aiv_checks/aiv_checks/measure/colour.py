@@ -195,8 +195,8 @@ LUT_BITS = 6
 def _lookup_table() -> tuple[np.ndarray, np.ndarray]:
     """Colour name and distance for every quantised RGB value, computed once (≈0.2 s) and reused.
 
-    Built one block of RGB values at a time (see :data:`NAMING_BLOCK`), value ``(r << 2b) | (g << b) | bl`` at
-    index ``r``-major as :func:`name_pixels_rgb` looks it up."""
+    Built one block of RGB values at a time (see :data:`NAMING_BLOCK`), in the ``r``-major order
+    :func:`name_pixels_rgb` indexes it by."""
     levels = 1 << LUT_BITS
     step = 256 // levels
     axis = np.arange(levels, dtype=np.float32) * step + (step - 1) / 2.0
@@ -205,14 +205,7 @@ def _lookup_table() -> tuple[np.ndarray, np.ndarray]:
     dist = np.empty(size, dtype=np.float32)
     for start in range(0, size, NAMING_BLOCK):
         index = np.arange(start, min(start + NAMING_BLOCK, size))
-        rgb = np.stack(
-            [
-                axis[index >> (2 * LUT_BITS)],
-                axis[(index >> LUT_BITS) & (levels - 1)],
-                axis[index & (levels - 1)],
-            ],
-            axis=-1,
-        )
+        rgb = axis[np.stack(np.unravel_index(index, (levels, levels, levels)), axis=-1)]
         block_labels, block_dist = _nearest(srgb_to_lab(rgb))
         labels[start : start + len(index)] = block_labels
         dist[start : start + len(index)] = block_dist
