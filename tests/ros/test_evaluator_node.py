@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from action_msgs.msg import GoalStatus, GoalStatusArray
+from action_msgs.msg import GoalStatus
 from aiv_common.action_waits import ServerLostError, action_server_watch, send_goal_confirmed
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_eval.in_process import run_in_process
@@ -31,7 +31,6 @@ from aiv_offline_sim.environment import PInVerifyEnv
 from rclpy.action import ActionClient, ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, qos_profile_action_status_default
 from support.ros_harness import wait_until
 from support.ros_runs import CLASSICAL_DEFAULT
 from support.ros_runs import result_lines as _lines
@@ -92,12 +91,20 @@ class MoveRelay:
     """A MoveToSector server under another name that passes each goal on to the simulator's server and its
     answer back: the verifier's moves go through it, so a test can act *inside* a move the verifier is
     waiting for. ``before_move(handle)`` runs first; when it returns a result, that result ends the move
-    (aborted) and nothing is passed on.
+    (aborted) and nothing is passed on. ``while_simulator_moves()`` runs once the simulator has accepted a
+    passed-on move and before its result is awaited.
     """
 
-    def __init__(self, node: Node, name: str, before_move: Callable[[Any], Any]) -> None:
+    def __init__(
+        self,
+        node: Node,
+        name: str,
+        before_move: Callable[[Any], Any],
+        while_simulator_moves: Callable[[], None],
+    ) -> None:
         self.node = node
         self.before_move = before_move
+        self.while_simulator_moves = while_simulator_moves
         self.simulator = ActionClient(node, MoveToSector, "/move_to_sector")
         ActionServer(
             node, MoveToSector, name, execute_callback=self.relay, callback_group=ReentrantCallbackGroup()
@@ -128,6 +135,7 @@ class MoveRelay:
             )
             if sent is None or not sent.accepted:
                 return refused("the simulator did not accept the move")
+            self.while_simulator_moves()
             response = sent.result(30.0, alive, "the simulator")
         except ServerLostError as error:
             return refused(str(error))
@@ -149,44 +157,26 @@ def test_killed_verifier_then_simulator_are_restarted_and_every_episode_is_answe
         f"verifier.move_action={RELAYED_MOVES}",
     )
     evaluation = _ros(spec, tmp_path)
-    # The verifier is killed inside a move it waits for (so with a goal certainly in flight) once 2 episodes
-    # are recorded; the simulator while one of its moves runs once 6 are (moving episodes follow both).
+    # Both kills land inside a move the verifier waits for, so with a goal certainly in flight: the verifier's
+    # once 2 episodes are recorded, the simulator's once 6 are (moving episodes follow both).
     plan = [("verifier", 2), ("offline_sim", 6)]
     killed: list[str] = []
 
-    def kill_the_waiting_verifier(_handle: Any) -> Any:
-        if not plan or plan[0][0] != "verifier" or len(_lines(spec.run_dir)) < plan[0][1]:
-            return None
+    def kill_when_due(node: str) -> bool:
+        if not plan or plan[0][0] != node or len(_lines(spec.run_dir)) < plan[0][1]:
+            return False
         plan.pop(0)
-        evaluation.nodes["verifier"].kill()
-        killed.append("verifier")
+        evaluation.nodes[node].kill()
+        killed.append(node)
+        return True
+
+    def kill_the_waiting_verifier(_handle: Any) -> Any:
+        if not kill_when_due("verifier"):
+            return None
         return MoveToSector.Result(outcome=MoveToSector.Result.OUTCOME_REJECTED, sector=-1, message="killed")
 
-    def on_move_status(message: GoalStatusArray) -> None:
-        # The simulator is killed while one of its moves runs. Its status publisher was discovered long before.
-        if not plan or plan[0][0] != "offline_sim":
-            return
-        running = any(
-            s.status in (GoalStatus.STATUS_ACCEPTED, GoalStatus.STATUS_EXECUTING) for s in message.status_list
-        )
-        if running and len(_lines(spec.run_dir)) >= plan[0][1]:
-            plan.pop(0)
-            evaluation.nodes["offline_sim"].kill()
-            killed.append("offline_sim")
-
     watcher = ros_executor.create_node("fault_injector")
-    MoveRelay(watcher, RELAYED_MOVES, kill_the_waiting_verifier)
-    # The server's status QoS keeps one sample: a reader that takes it late sees only the newest state, and a
-    # move's "executing" is replaced by "succeeded" within milliseconds, so under load every running state was
-    # missed and the kill never came (once in CI). This reader queues every state change.
-    server_qos = qos_profile_action_status_default
-    status_qos = QoSProfile(
-        history=server_qos.history,
-        depth=100,
-        reliability=server_qos.reliability,
-        durability=server_qos.durability,
-    )
-    watcher.create_subscription(GoalStatusArray, "/move_to_sector/_action/status", on_move_status, status_qos)
+    MoveRelay(watcher, RELAYED_MOVES, kill_the_waiting_verifier, lambda: kill_when_due("offline_sim"))
     outcome = {}
     runner = threading.Thread(target=lambda: outcome.setdefault("result", evaluation.run()), daemon=True)
     runner.start()
