@@ -36,6 +36,7 @@ from .fields import (
     required,
 )
 from .json_text import parse_json
+from .levels import EYE_LEVEL, MAX_LEVEL, MIN_LEVEL, level_from_tag, level_name
 from .paths import check_relative
 
 _TAG_SECTOR = re.compile(r"^s(\d+)(?:_|$)")
@@ -75,6 +76,9 @@ class Viewpoint:
     """One pre-captured (or attempted) camera pose around the target.
 
     ``sector_index`` is the raw 30-degree sector (0, 2, ..., 10); ``view_type`` is "far" or "near".
+    ``height_level`` is the camera height level (:mod:`.levels`; 0 = eye level, the only level of a one-level
+    dataset); ``camera_height_m`` the sensor height above the floor and ``camera_pitch_deg`` the tilt toward
+    the object (positive = looking up), both given by datasets with height levels.
     ``rgb``/``mask_path`` are relative to the episode directory. ``list_position`` is the record's position
     in the meta.json list, kept because some reference policies depend on file order.
     """
@@ -97,6 +101,9 @@ class Viewpoint:
     range_label: str | None = None
     radius_m: float | None = None
     angle_deg_range: tuple[float, float] | None = None
+    height_level: int = EYE_LEVEL
+    camera_height_m: float | None = None
+    camera_pitch_deg: float | None = None
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -262,6 +269,7 @@ def parse_viewpoint(data: Any, where: Where, *, list_position: int, generation: 
 
     position = optional(obj, "camera_position", where, _vec3)
     rotation = optional(obj, "camera_rotation_quat_wxyz", where, _vec4)
+    level, height, pitch = _height_fields(obj, where, tag)
     return Viewpoint(
         list_position=list_position,
         tag=tag,
@@ -283,8 +291,46 @@ def parse_viewpoint(data: Any, where: Where, *, list_position: int, generation: 
         range_label=range_label,
         radius_m=optional(obj, "radius_m", where, lambda v, w: as_bounded(v, w, minimum=0)),
         angle_deg_range=optional(obj, "angle_deg_range", where, _range),
+        height_level=level,
+        camera_height_m=height,
+        camera_pitch_deg=pitch,
         raw=dict(obj),
     )
+
+
+def _height_fields(
+    obj: Mapping[str, Any], where: Where, tag: str | None
+) -> tuple[int, float | None, float | None]:
+    """``height_level``, ``camera_height_m`` and ``camera_pitch_deg`` of a viewpoint, checked together.
+
+    All three are optional (a one-level dataset has none of them). A level needs the height it was taken from;
+    a tag that names a level (``"s4_far_above"``) must agree with ``height_level``, and a level other than eye
+    level needs a tag that names it, so that its image and debug names cannot be mistaken for an eye-level
+    view's."""
+    level = optional(
+        obj, "height_level", where, lambda v, w: as_int(v, w, minimum=MIN_LEVEL, maximum=MAX_LEVEL)
+    )
+    height = optional(obj, "camera_height_m", where, lambda v, w: as_bounded(v, w, minimum=0.0, maximum=10.0))
+    pitch = optional(
+        obj, "camera_pitch_deg", where, lambda v, w: as_bounded(v, w, minimum=-90.0, maximum=90.0)
+    )
+    tag_level = level_from_tag(tag)
+    if level is None:
+        if tag_level is not None:
+            raise where.at("height_level").error(
+                f"missing, but tag {tag!r} names the {level_name(tag_level)!r} level ({tag_level})"
+            )
+        return EYE_LEVEL, height, pitch
+    if height is None:
+        raise where.at("camera_height_m").error(
+            f"missing: a view with height_level {level} must say the camera height it was taken from"
+        )
+    if tag is not None and (tag_level or EYE_LEVEL) != level:
+        raise where.at("height_level").error(
+            f"value {level} disagrees with tag {tag!r} (expected a tag ending in"
+            f" {'no level suffix' if level == EYE_LEVEL else repr('_' + level_name(level))})"
+        )
+    return level, height, pitch
 
 
 def parse_view_list(data: Any, where: Where, *, generation: str) -> tuple[Viewpoint, ...]:
@@ -305,6 +351,21 @@ def parse_view_list(data: Any, where: Where, *, generation: str) -> tuple[Viewpo
                 .error(f"duplicate tag {view.tag!r} (also at position {seen[view.tag]})")
             )
         seen[view.tag] = view.list_position
+    slots: dict[tuple[int | None, str, int], int] = {}
+    for view in views:
+        if not view.navigable:
+            continue
+        key = (view.sector_index, view.view_type, view.height_level)
+        if key in slots and (view.height_level != EYE_LEVEL or "height_level" in view.raw):
+            raise (
+                where.at(view.list_position)
+                .at("height_level")
+                .error(
+                    f"duplicate view: sector {view.sector_index} {view.view_type} at level {view.height_level}"
+                    f" is already at position {slots[key]}"
+                )
+            )
+        slots.setdefault(key, view.list_position)
     return views
 
 
@@ -368,6 +429,9 @@ def parse_meta(data: Any, source: str | Path) -> EpisodeMeta:
     if viewpoints is None and captures is None:
         raise where.at("viewpoints").error("missing required field (v1 files may use 'captures' instead)")
     goal = optional(obj, "goal_position_nominal", where, _vec3)
+    intrinsics = optional(obj, "camera_intrinsics", where, _intrinsics)
+    for key, views in (("viewpoints", viewpoints), ("captures", captures)):
+        _check_pitches(views or (), goal, intrinsics, where.at(key))
     return EpisodeMeta(
         source=str(source),
         scene_key=required(obj, "scene_key", where, as_str),
@@ -376,7 +440,7 @@ def parse_meta(data: Any, source: str | Path) -> EpisodeMeta:
         object_category=required(obj, "object_category", where, as_str),
         scene_id=optional(obj, "scene_id", where, as_str),
         goal_position=goal,
-        camera_intrinsics=optional(obj, "camera_intrinsics", where, _intrinsics),
+        camera_intrinsics=intrinsics,
         category_mask_threshold=optional(
             obj,
             "category_mask_threshold",
@@ -390,6 +454,36 @@ def parse_meta(data: Any, source: str | Path) -> EpisodeMeta:
         success=optional(obj, "success", where, as_bool),
         raw=dict(obj),
     )
+
+
+def _check_pitches(
+    views: Iterable[Viewpoint],
+    goal: tuple[float, float, float] | None,
+    intrinsics: CameraIntrinsics | None,
+    where: Where,
+) -> None:
+    """A navigable view's ``camera_pitch_deg`` must keep the object's centre inside the vertical field of view
+    (a camera tilted away from the object shows no box: the view would be a trap by construction)."""
+    if goal is None or intrinsics is None:
+        return
+    vfov = intrinsics.vfov_deg
+    if vfov is None:
+        vfov = math.degrees(2.0 * math.atan(intrinsics.height / (2.0 * intrinsics.fx)))
+    for view in views:
+        if view.camera_pitch_deg is None or view.camera_position is None or not view.navigable:
+            continue
+        x, y, z = view.camera_position
+        horizontal = math.hypot(goal[0] - x, goal[2] - z)
+        elevation = math.degrees(math.atan2(goal[1] - y, horizontal))
+        if abs(elevation - view.camera_pitch_deg) > vfov / 2.0:
+            raise (
+                where.at(view.list_position)
+                .at("camera_pitch_deg")
+                .error(
+                    f"pitch {view.camera_pitch_deg:.1f} deg cannot see the object: it lies"
+                    f" {elevation:.1f} deg from the horizontal, outside the +-{vfov / 2.0:.1f} deg vertical field"
+                )
+            )
 
 
 def read_json(path: Path, *, display: str | None = None) -> Any:
@@ -424,8 +518,8 @@ def sector_summary(views: Iterable[Viewpoint]) -> tuple[tuple[int, ...], tuple[i
     valid: set[int] = set()
     navigable: set[int] = set()
     for view in views:
-        if view.sector_index is None:
-            continue
+        if view.sector_index is None or view.height_level != EYE_LEVEL:
+            continue  # episodes start at eye level; other levels are reached by moves
         if view.navigable and view.rgb:
             navigable.add(view.sector_index)
         if view.mask_meets_threshold:
