@@ -7,8 +7,10 @@ ROS, for fast sweeps); both write the same records. A sweep runs every combinati
 ``<run_dir>/<name>`` sub-directories. ``metrics``, ``compare``, ``table`` and ``report`` analyse finished runs;
 ``bench`` measures the ROS path against the in-process path (and one simulator + verifier pair against
 several), ``bench-llm`` concurrent model calls and episodes in flight against the reference's sequential
-calls, ``bench-models`` the model stages' latency and batched against per-item calls. ``score-reference``,
-``import-reference`` and ``export-reference`` exchange results with the reference implementation (:mod:`.interchange`).
+calls, ``bench-models`` the model stages' latency and batched against per-item calls. ``heights`` compares the same
+agent at eye level only and with height levels on the same episodes (or, ``--ab``, two values of one parameter),
+paired. ``score-reference``, ``import-reference`` and ``export-reference`` exchange results with the reference
+implementation (:mod:`.interchange`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .analysis_cli import add_analysis_subcommands, run_command
 from .evidence.cli import add_evidence_subcommands
 from .evidence.trust_pool import add_trust_pool_subcommand
 from .evidence.trust_table import add_trust_table_subcommand
+from .heights import add_heights_subcommand
 from .interchange.cli import add_interchange_subcommands
 from .llm_bench import add_llm_bench_subcommand
 from .model_bench import add_bench_models_subcommand
@@ -246,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_evidence_subcommands(sub)
     add_trust_table_subcommand(sub)
     add_trust_pool_subcommand(sub)
+    add_heights_subcommand(sub)
     add_interchange_subcommands(sub)
     return parser
 

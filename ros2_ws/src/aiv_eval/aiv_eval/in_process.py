@@ -127,6 +127,8 @@ def run_in_process(
             view_priority=str(spec.sim["view_priority"]),
             privileged=bool(spec.sim["privileged_output"]),
             descriptions=inputs.descriptions,
+            # "eye" plays a dataset with height levels as one-level episodes (aiv-eval heights), as the node does
+            height_levels=str(spec.sim["height_levels"]),
         )
         if factory is None:  # the pipeline's verifier counts its calls on itself: one per thread
             factory = AgentFactory.from_config(

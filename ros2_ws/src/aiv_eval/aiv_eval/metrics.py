@@ -20,7 +20,9 @@ Extras (after the reference keys): ``evaluation`` (the mapping used), ``flip_sta
 ``stop_reasons``,
 ``nav_fail_variants`` (the candidate readings of the paper's undefined "NavFail %": per step, per episode, episodes
 with an unreachable request, and episodes that exhausted the budget or hit an unreachable sector — the
-ARCHITECTURE.md reading, needs ``config_info.max_steps``).
+ARCHITECTURE.md reading, needs ``config_info.max_steps``), and ``levels`` (:func:`level_stats`: views taken per
+camera height level, moves by kind and outcome, which kind of move led to the view that changed the decision),
+present only when some scored episode judged a view off eye level, so a one-level run's file is unchanged.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 
 import numpy as np
 from aiv_dataset.constants import PAIR_TYPES
+from aiv_dataset.levels import EYE_LEVEL, LEVEL_NAMES, level_direction
 
 from .records import (
     FLIP_DIRECTIONS,
@@ -210,7 +213,120 @@ def compute_metrics(
         reason: count for reason, count in sorted(counts.items()) if reason not in STOP_REASONS
     }
     out["nav_fail_variants"] = _nav_fail_variants(scored, info.get("max_steps"))
+    levels = level_stats(scored, correct_flags)
+    if levels is not None:
+        out["levels"] = levels
     return out
+
+
+#: The kinds of move a step can request: along the ring at the current height, or one level up or down.
+MOVE_KINDS: tuple[str, ...] = ("planar", "up", "down")
+#: Outcomes counted per move kind ("none" is a step that asked for no move, so it is no move at all).
+_KIND_OUTCOMES: tuple[str, ...] = ("moved", "stayed", "unreachable", "already_visited", "rejected")
+
+
+def move_kind(nav_rel: str | None) -> str | None:
+    """``"up"`` / ``"down"`` for a height move, ``"planar"`` for any other requested direction, None for none."""
+    if nav_rel is None:
+        return None
+    return level_direction(nav_rel) or "planar"
+
+
+def decision_change_step(record: EpisodeRecord) -> int | None:
+    """The 0-based transcript position whose view last changed the step prediction (after it, the prediction
+    held to the end), None when the first view's prediction never changed."""
+    changed = None
+    for position in range(1, len(record.transcript)):
+        if record.transcript[position].step_prediction != record.transcript[position - 1].step_prediction:
+            changed = position
+    return changed
+
+
+def _level_key(level: int) -> str:
+    return LEVEL_NAMES.get(level, str(level))
+
+
+def level_stats(scored: Sequence[EpisodeRecord], flags: Sequence[bool]) -> dict[str, Any] | None:
+    """Views by camera height level, or None when every scored step judged an eye-level view.
+
+    * ``views``: per level (named, lowest first), the steps that judged a view there and the episodes that
+      judged at least one;
+    * ``moves``: per kind (planar / up / down), how many steps asked for one and how each ended;
+    * ``decision_changes``: per episode, the last step whose view changed the step prediction and the kind of
+      move requested one step earlier that brought that view in (``by_move``; ``to_correct`` only those whose
+      final answer is correct), and the level of that view (``by_level``); ``all_by_move`` counts every change;
+    * ``episodes``: accuracy and ASD of the episodes that judged some view off eye level, and of the others.
+
+    A move whose outcome was a failure brings no new view: a change right after it is the same view judged
+    again, counted under the kind that was asked for all the same (the request is what the agent chose).
+    """
+    if not any(step.level != EYE_LEVEL for r in scored for step in r.transcript):
+        return None
+    present = sorted({step.level for r in scored for step in r.transcript} | {EYE_LEVEL})
+    views = {
+        _level_key(level): {
+            "views": sum(1 for r in scored for s in r.transcript if s.level == level),
+            "episodes": sum(1 for r in scored if any(s.level == level for s in r.transcript)),
+        }
+        for level in present
+    }
+    moves: dict[str, dict[str, int]] = {
+        kind: {"requested": 0, **{o: 0 for o in _KIND_OUTCOMES}} for kind in MOVE_KINDS
+    }
+    for r in scored:
+        for s in r.transcript:
+            kind = move_kind(s.nav_rel)
+            if kind is None:
+                continue
+            moves[kind]["requested"] += 1
+            if s.outcome in moves[kind]:
+                moves[kind][s.outcome] += 1
+    by_move = dict.fromkeys(MOVE_KINDS, 0)
+    to_correct = dict.fromkeys(MOVE_KINDS, 0)
+    all_by_move = dict.fromkeys(MOVE_KINDS, 0)
+    by_level = {_level_key(level): 0 for level in present}
+    changed_episodes = 0
+    for r, ok in zip(scored, flags, strict=True):
+        for position in range(1, len(r.transcript)):
+            if r.transcript[position].step_prediction != r.transcript[position - 1].step_prediction:
+                kind = move_kind(r.transcript[position - 1].nav_rel)
+                if kind is not None:
+                    all_by_move[kind] += 1
+        position = decision_change_step(r)
+        if position is None:
+            continue
+        changed_episodes += 1
+        by_level[_level_key(r.transcript[position].level)] += 1
+        kind = move_kind(r.transcript[position - 1].nav_rel)
+        if kind is None:
+            continue
+        by_move[kind] += 1
+        to_correct[kind] += ok
+    with_level = [(r, ok) for r, ok in zip(scored, flags, strict=True) if any(s.level for s in r.transcript)]
+    eye_only = [
+        (r, ok) for r, ok in zip(scored, flags, strict=True) if not any(s.level for s in r.transcript)
+    ]
+
+    def group(items: Sequence[tuple[EpisodeRecord, bool]]) -> dict[str, Any]:
+        return {
+            "n": len(items),
+            "accuracy": _rate(sum(ok for _, ok in items), len(items)) if items else None,
+            "asd": _np_round([r.steps for r, _ in items], 2) if items else None,
+        }
+
+    return {
+        "levels": [_level_key(level) for level in present],
+        "views": views,
+        "moves": moves,
+        "decision_changes": {
+            "episodes": changed_episodes,
+            "by_move": by_move,
+            "to_correct": to_correct,
+            "by_level": by_level,
+            "all_by_move": all_by_move,
+        },
+        "episodes": {"off_eye_level": group(with_level), "eye_level_only": group(eye_only)},
+    }
 
 
 def _nav_fail_variants(scored: Sequence[EpisodeRecord], max_steps: Any) -> dict[str, Any]:

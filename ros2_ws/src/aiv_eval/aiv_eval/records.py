@@ -30,6 +30,7 @@ from types import MappingProxyType
 from typing import Any
 
 from aiv_dataset.constants import PAIR_TYPES
+from aiv_dataset.levels import EYE_LEVEL, MAX_LEVEL, MIN_LEVEL
 from aiv_dataset.vocabulary import DIRECTION_OFFSETS, SECTOR_COUNT, clean_direction
 from aiv_verifier.agent.steps import LANGUAGE_MODEL_FAILED
 from aiv_verifier.core.types import AttributeState
@@ -229,6 +230,10 @@ class TranscriptStep:
     ``step`` is 1-based like the reference transcript. ``outcome`` is the result of this step's move request
     ("none" when the step decided Yes/No or no move was requested); ``trap_view`` is true when the move (or a
     "front" stay) arrived at a trap view.
+
+    ``level`` is the camera height level of the view this step judged (0 = eye level, +1 above, -1 below;
+    :mod:`aiv_dataset.levels`). It is written to JSON, right after ``sector``, only when it is not 0, and read
+    back as 0 when absent: a one-level run's records stay byte for byte what they were before levels existed.
     """
 
     step: int
@@ -244,6 +249,7 @@ class TranscriptStep:
     trap_view: bool
     attributes: tuple[AttributeObservation, ...] = ()
     crop_file: str | None = None
+    level: int = EYE_LEVEL
 
     def __post_init__(self) -> None:
         owner = f"transcript[step {self.step!r}]"
@@ -252,6 +258,11 @@ class TranscriptStep:
         if self.sector >= SECTOR_COUNT:
             raise RecordError(
                 f"{owner}.sector must be a virtual sector 0..{SECTOR_COUNT - 1}, got {self.sector}"
+            )
+        _check_int(owner, "level", self.level, None)
+        if not MIN_LEVEL <= self.level <= MAX_LEVEL:
+            raise RecordError(
+                f"{owner}.level must be a camera height level {MIN_LEVEL}..{MAX_LEVEL}, got {self.level}"
             )
         _check_str(owner, "capture_tag", self.capture_tag)
         _check_bool(owner, "duplicate_view", self.duplicate_view)
@@ -292,14 +303,21 @@ class TranscriptStep:
         return self.outcome in FAILED_MOVE_OUTCOMES
 
     def to_json_dict(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name == "level":
+                continue
+            out[f.name] = getattr(self, f.name)
+            if f.name == "sector" and self.level != EYE_LEVEL:
+                out["level"] = self.level
         out["attributes"] = [a.to_json_dict() for a in self.attributes]
         return out
 
     @classmethod
     def from_json_dict(cls, data: Mapping[str, Any]) -> TranscriptStep:
-        _check_keys("transcript step", data, [f.name for f in fields(cls)])
-        kwargs = {f.name: data[f.name] for f in fields(cls)}
+        names = [f.name for f in fields(cls) if f.name != "level" or "level" in data]
+        _check_keys("transcript step", data, names)
+        kwargs = {name: data[name] for name in names}
         attrs = kwargs["attributes"]
         if not isinstance(attrs, list):
             raise RecordError("transcript step.attributes must be a list")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from aiv_dataset.levels import EYE_LEVEL
 from aiv_dataset.vocabulary import MoveOutcome
 from aiv_verifier.agent.steps import AgentStep
 from aiv_verifier.agent.trace import EpisodeTrace
@@ -22,6 +23,16 @@ from .records import AttributeObservation, TranscriptStep
 _OUTCOMES = {
     result.value: ("none" if result is MoveOutcome.DECIDED else result.value) for result in MoveOutcome
 }
+
+
+def trace_level(entry: Any) -> int:
+    """The camera height level of the view a trace entry judged: the entry's ``level`` (the one episode loop
+    records it), else its step's, else eye level (a trace written before levels existed)."""
+    for holder in (entry, getattr(entry, "step", None)):
+        level = getattr(holder, "level", None)
+        if isinstance(level, int) and not isinstance(level, bool):
+            return level
+    return EYE_LEVEL
 
 
 def transcript_from_trace(
@@ -56,6 +67,7 @@ def transcript_from_trace(
                     for row in step.attributes
                 ),
                 crop_file=crop_files[position] if crop_files else None,
+                level=trace_level(entry),
             )
         )
     return steps
@@ -96,6 +108,7 @@ def transcript_from_reports(
                     for item in report.attributes
                 ),
                 crop_file=crop_files[position] if crop_files else None,
+                level=int(getattr(report, "level", EYE_LEVEL)),
             )
         )
     return steps

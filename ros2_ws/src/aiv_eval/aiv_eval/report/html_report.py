@@ -8,12 +8,14 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from aiv_dataset.levels import level_name
 from aiv_dataset.vocabulary import DIRECTIONS
 
 from ..compare import runs_table_rows
 from ..records import EpisodeRecord, is_prediction_correct
 from ..results_store import LoadedRun
 from .crops import crop_data_uri
+from .markdown_report import level_tables
 from .svg import (
     PAIR_TYPE_LABELS,
     ScatterPoint,
@@ -281,6 +283,11 @@ def render_index_html(
                 runs_table_rows([primary] + [r for r, _ in others], metrics=[m] + [x for _, x in others])
             )
         )
+    if "levels" in m:
+        body.append("<h2>Views by height level</h2>")
+        for caption, headers, rows in level_tables(m["levels"]):
+            body.append(f"<h3>{_e(caption)}</h3>")
+            body.append(_table(headers, [[_e(cell) for cell in row] for row in rows], num_cols=range(1, 10)))
     body.append("<h2>Prediction flips</h2>")
     body.append(_flip_table(m))
     body.append("<h2>Stop reasons</h2>")
@@ -350,7 +357,7 @@ def _steps_table(record: EpisodeRecord) -> str:
         rows.append(
             [
                 str(s.step),
-                _e(f"{s.sector} {DIRECTIONS[s.sector]}"),
+                _e(f"{s.sector} {DIRECTIONS[s.sector]}" + (f" · {level_name(s.level)}" if s.level else "")),
                 _e(s.capture_tag or "–"),
                 f"{s.detection_confidence:.2f}",
                 _e(s.decision),

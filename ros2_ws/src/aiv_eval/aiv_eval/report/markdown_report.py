@@ -42,6 +42,67 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return [*out, ""]
 
 
+def level_tables(levels: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The tables of "Views by height level" (caption, headers, plain-text rows), shared with the HTML report:
+    views per level, moves by kind and outcome, the move that brought in the view that changed the decision."""
+    changes = levels["decision_changes"]
+    views = [
+        [name, str(d["views"]), str(d["episodes"]), str(changes["by_level"].get(name, 0))]
+        for name, d in levels["views"].items()
+    ]
+    moves = [
+        [
+            kind,
+            str(d["requested"]),
+            str(d["moved"]),
+            str(d["stayed"]),
+            str(d["unreachable"]),
+            str(d["already_visited"]),
+            str(d["rejected"]),
+            str(changes["by_move"][kind]),
+            str(changes["to_correct"][kind]),
+            str(changes["all_by_move"][kind]),
+        ]
+        for kind, d in levels["moves"].items()
+    ]
+    groups = [
+        [label, str(d["n"]), _acc(d["accuracy"]), "–" if d["asd"] is None else f"{d['asd']:.2f}"]
+        for label, d in (
+            ("judged a view off eye level", levels["episodes"]["off_eye_level"]),
+            ("eye level only", levels["episodes"]["eye_level_only"]),
+        )
+    ]
+    return [
+        ("Views taken per level", ["Level", "Views", "Episodes", "Decision changed here"], views),
+        (
+            "Moves by kind; the last change of the step prediction by the kind of move that brought its view "
+            f"({changes['episodes']} episodes changed their prediction)",
+            [
+                "Move",
+                "Requested",
+                "Moved",
+                "Stayed",
+                "Unreachable",
+                "Already visited",
+                "Rejected",
+                "Changed the decision",
+                "… to a correct answer",
+                "Every change",
+            ],
+            moves,
+        ),
+        ("Episodes", ["Episodes", "N", "Accuracy", "ASD"], groups),
+    ]
+
+
+def levels_markdown(levels: Mapping[str, Any]) -> list[str]:
+    lines = ["## Views by height level", ""]
+    for caption, headers, rows in level_tables(levels):
+        lines += [f"{md_escape(caption)}:", ""]
+        lines += _table(headers, [[md_escape(cell) for cell in row] for row in rows])
+    return lines
+
+
 def render_markdown(
     primary: LoadedRun,
     metrics: Mapping[str, Any],
@@ -142,6 +203,9 @@ def render_markdown(
         cells.append(f"{100 * d['accuracy']:.2f} ({d['total']})")
         rows.append(cells)
     lines += _table(["Category", "Pos", "N_S", "N_D", "All"], rows)
+
+    if "levels" in m:
+        lines += levels_markdown(m["levels"])
 
     lines.append("## Prediction flips, stop reasons, model calls")
     lines.append("")
