@@ -292,12 +292,12 @@ def level_stats(scored: Sequence[EpisodeRecord], flags: Sequence[bool]) -> dict[
                 kind = move_kind(r.transcript[position - 1].nav_rel)
                 if kind is not None:
                     all_by_move[kind] += 1
-        position = decision_change_step(r)
-        if position is None:
+        changed = decision_change_step(r)
+        if changed is None:
             continue
         changed_episodes += 1
-        by_level[_level_key(r.transcript[position].level)] += 1
-        kind = move_kind(r.transcript[position - 1].nav_rel)
+        by_level[_level_key(r.transcript[changed].level)] += 1
+        kind = move_kind(r.transcript[changed - 1].nav_rel)
         if kind is None:
             continue
         by_move[kind] += 1
