@@ -10,6 +10,8 @@ import pytest
 from aiv_dataset import PInVerifyDataset, parse_pair_record
 from aiv_dataset.fields import Where
 from aiv_offline_sim.environment import PInVerifyEnv
+from support.leveled_dataset import add_height_levels
+from support.synthetic import micro_root  # noqa: F401 - session fixture (the capture pipeline's micro preset)
 from support.tiny_dataset import EpisodeHandle, EpisodeSpec, TinyDataset
 
 
@@ -33,3 +35,9 @@ def make_env(tiny: TinyDataset) -> EnvFactory:
         return env, episode
 
     return factory
+
+
+@pytest.fixture(scope="session")
+def leveled_root(micro_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
+    """The ``micro`` preset with views above and below added (:mod:`support.leveled_dataset`), once."""
+    return add_height_levels(micro_root, tmp_path_factory.mktemp("leveled") / "pv_leveled")

@@ -7,13 +7,19 @@ each new view, with the same refusals and words as over ROS. This port only turn
 agent's frames, exactly as the verifier node does with the simulator's messages (see ``ros_port.py``; the focal
 length too, from the intrinsics the simulator's CameraInfo carries), so for
 the same episode, configuration and seed both paths produce the same steps and verdict, broken input included.
+
+Camera height levels travel the same way: the frame's level is the observation's (over ROS: the level the last
+MoveToSector result named), the episode's levels are those of the privileged layout (over ROS: the
+GroundTruthView layout's), and a move report carries the level the service answered with.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Hashable
 
 import numpy as np
+from aiv_dataset.levels import EYE_LEVEL
 from aiv_models.timing import StageClock
 from aiv_offline_sim.environment import Observation, PInVerifyEnv
 from aiv_offline_sim.episode_service import EpisodeService, EpisodeStart, camera_matrix
@@ -35,6 +41,23 @@ def focal_of(observation: Observation, image: np.ndarray) -> float | None:
     return camera_from_info(width, height, k).focal_for(int(image.shape[1]), int(image.shape[0]))
 
 
+def layout_levels(observation: Observation) -> tuple[int, ...]:
+    """The levels a verifier learns the episode has: those of the privileged layout's captures, as the verifier
+    node reads them from GroundTruthView; (0,) without privileged output or layout, where it learns none."""
+    view = observation.privileged
+    if view is None or not view.layout:
+        return (EYE_LEVEL,)
+    return tuple(sorted({entry.level for entry in view.layout}))
+
+
+def view_key(observation: Observation) -> Hashable:
+    """What names the image shown without privileged output: the sector (one capture per sector at eye level,
+    today's key), the (sector, level) view at another level."""
+    if observation.current_level == EYE_LEVEL:
+        return observation.current_sector
+    return (observation.current_sector, observation.current_level)
+
+
 def frame_from_observation(observation: Observation, image: np.ndarray | None = None) -> ViewFrame:
     """The agent's view of an environment observation (privileged fields only when the env provides them);
     ``image`` is the decoded frame when the caller already has it."""
@@ -48,10 +71,14 @@ def frame_from_observation(observation: Observation, image: np.ndarray | None = 
             step_count=observation.step_count,
             current_sector=observation.current_sector,
             navigation_failed=observation.navigation_failed,
-            image_key=observation.current_sector,
+            image_key=view_key(observation),
             focal_px=focal_px,
+            current_level=observation.current_level,
+            levels=layout_levels(observation),
         )
-    layout = [(entry.virtual_sector, entry.view_type, entry.camera_position) for entry in view.layout]
+    layout = [
+        (entry.virtual_sector, entry.view_type, entry.camera_position, entry.level) for entry in view.layout
+    ]
     return ViewFrame(
         image=image,
         step_count=observation.step_count,
@@ -69,6 +96,8 @@ def frame_from_observation(observation: Observation, image: np.ndarray | None = 
         ),
         geometry=geometry_from_layout(layout, view.goal_position),
         focal_px=focal_px,
+        current_level=observation.current_level,
+        levels=layout_levels(observation),
     )
 
 
@@ -112,6 +141,7 @@ class EnvPort:
             trap_view=reply.trap_view,
             sector=reply.sector if reply.sector >= 0 else None,
             message=reply.message,
+            level=reply.level,
         )
 
     def cancelled(self) -> bool:

@@ -24,6 +24,13 @@ What differs from the reference is the *interface*, not the rules:
   slice_start``: one ``evaluate.py`` process over ``+start_idx/+end_idx``, which counts ``i`` from the start of
   its slice) and ``"seed_plus_index"`` (``seed + i`` over the whole index: the same as the previous one only
   for a slice that starts at 0). ``reset`` takes the slice start for the policy that needs it.
+
+Camera height levels (:mod:`aiv_dataset.levels`, issue #41) add a third coordinate to the agent's view: the state
+is (virtual sector, level) and ``up`` / ``down`` move one level at the same sector. Planar directions resolve
+exactly as the benchmark defines them among the views of the current level, and the level stays. A one-level
+episode (every episode of today's datasets) plays exactly as before; there ``up`` / ``down`` are refused without
+a step (``REJECTED``, :attr:`StepInfo.refusal`), because no move can ever serve them. ``height_levels="eye"``
+drops every view of another level first, so the same episodes play as one-level episodes.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from aiv_dataset.fields import Where, as_list, as_vector
 from aiv_dataset.images import ImageRef
 from aiv_dataset.index_records import PairRecord
 from aiv_dataset.layout import PInVerifyDataset
+from aiv_dataset.levels import EYE_LEVEL, level_direction
 from aiv_dataset.meta import CameraIntrinsics, Viewpoint, parse_viewpoint
 from aiv_dataset.vocabulary import (
     SECTOR_COUNT,
@@ -52,7 +60,7 @@ from aiv_dataset.vocabulary import (
     normalize_direction,
 )
 
-from .sector_map import SectorMap, build_sector_map, resolve_move
+from .sector_map import LevelMaps, SectorMap, build_level_maps, resolve_level_move, resolve_move
 
 #: Names of the start-sector seeding policies (see module docstring).
 SEED_POLICIES: tuple[str, ...] = ("per_episode_fixed", "seed_plus_index", "seed_plus_slice_index")
@@ -60,6 +68,8 @@ SEED_POLICIES: tuple[str, ...] = ("per_episode_fixed", "seed_plus_index", "seed_
 VIEW_PRIORITIES: tuple[str, ...] = ("far", "near")
 #: Decisions an action may carry; anything else is treated as "Unsure" unless strict.
 DECISIONS: tuple[str, ...] = ("Yes", "No", "Unsure")
+#: Which height levels an environment serves: every level the episode has, or eye level only.
+HEIGHT_LEVEL_CHOICES: tuple[str, ...] = ("all", "eye")
 
 TRAP_WARNING = "Target not clearly visible from this view (trap view)."
 
@@ -68,6 +78,11 @@ _RGB_SCAN = re.compile(r"^rgb_s(\d+)_(far|near)\.png$")
 
 class EpisodeEnvError(RuntimeError):
     """Base class of environment misuse errors."""
+
+
+def one_level_refusal(direction: str) -> str:
+    """Why ``up`` / ``down`` is refused in a one-level episode (the simulator answers with these words)."""
+    return f"this episode has one camera height level; {direction!r} needs a dataset with height levels"
 
 
 class EpisodeNotStartedError(EpisodeEnvError):
@@ -131,6 +146,7 @@ class LayoutEntry:
     view_type: str
     capture_tag: str
     camera_position: tuple[float, float, float] | None
+    level: int = EYE_LEVEL  # camera height level of the capture (0 = eye level)
 
 
 @dataclass(frozen=True)
@@ -151,6 +167,10 @@ class PrivilegedView:
     ]  # the episode's capture list in file order (reference ``meta.captures``)
     truth: EpisodeTruth
     layout: tuple[LayoutEntry, ...] = ()  # observable captures in file order with their virtual sector
+    level: int = EYE_LEVEL  # height level of the current view
+    # (sector, level) -> mask flag of its shown capture, for every visited view (``visited_visibility`` is the
+    # current level's part of it, keyed by sector as in a one-level episode)
+    visited_view_visibility: Mapping[tuple[int, int], bool] = field(default_factory=dict)
 
     @property
     def trap_view(self) -> bool:
@@ -174,6 +194,8 @@ class Observation:
     query_descriptions: tuple[str, ...] = ()
     camera_intrinsics: CameraIntrinsics | None = None
     privileged: PrivilegedView | None = None
+    current_level: int = EYE_LEVEL
+    levels: tuple[int, ...] = (EYE_LEVEL,)  # sorted height levels this episode has views at
 
     @property
     def remaining_steps(self) -> int:
@@ -200,6 +222,10 @@ class StepInfo:
     to_sector: int = 0
     target_sector: int | None = None
     visibility_warning: str | None = None
+    from_level: int = EYE_LEVEL
+    to_level: int = EYE_LEVEL
+    # Set when the request was refused without taking a step (``up`` in a one-level episode): the reason.
+    refusal: str | None = None
 
     @property
     def navigation_failed(self) -> bool:
@@ -207,7 +233,7 @@ class StepInfo:
 
     @property
     def forced_stop(self) -> bool:
-        return self.outcome is MoveOutcome.REJECTED
+        return self.outcome is MoveOutcome.REJECTED and self.refusal is None
 
     def to_reference_dict(self) -> dict[str, Any]:
         info: dict[str, Any] = {}
@@ -241,12 +267,13 @@ class _EpisodeState:
     index: int
     seed: int
     record: PairRecord
-    smap: SectorMap
+    maps: LevelMaps
     file_order: tuple[Viewpoint, ...]
     episode_path: str
     intrinsics: CameraIntrinsics | None
-    current: int
-    visited: set[int]
+    current: int  # capture index in the current level's map
+    visited: set[tuple[int, int]]  # (virtual sector, level)
+    level: int = EYE_LEVEL
     step: int = 0
     done: bool = False
     last_failed: bool = False
@@ -254,13 +281,27 @@ class _EpisodeState:
     query_descriptions: tuple[str, ...] = ()
     history: list[StepInfo] = field(default_factory=list)
 
+    @property
+    def smap(self) -> SectorMap:
+        """The current level's sector map (the only one of a one-level episode)."""
+        return self.maps[self.level]
+
+    @property
+    def sector(self) -> int:
+        return self.smap.capture_sector.get(self.current, -1)
+
+    def visited_at(self, level: int) -> set[int]:
+        """Sectors visited at ``level``: what the planar rules check, as in a one-level episode."""
+        return {sector for sector, at in self.visited if at == level}
+
 
 def compose_warning(outcome: MoveOutcome, direction: str | None, trap_view: bool) -> str | None:
     """Readable feedback for a step: failed moves first (the agent did not move), then trap arrivals."""
+    place = "The view" if direction is not None and direction in ("up", "down") else "Sector"
     if outcome is MoveOutcome.UNREACHABLE:
-        return f"Sector {direction} is unreachable; the agent has not moved."
+        return f"{place} {direction} is unreachable; the agent has not moved."
     if outcome is MoveOutcome.ALREADY_VISITED:
-        return f"Sector {direction} was already visited; the agent has not moved."
+        return f"{place} {direction} was already visited; the agent has not moved."
     if trap_view:
         return TRAP_WARNING
     return None
@@ -283,6 +324,9 @@ class PInVerifyEnv:
         descriptions: if given, observations carry the query object's descriptions.
         seed_global_rngs: also re-seed Python's and NumPy's global RNGs at reset, as the reference does
             (some reference policies draw from them); off by default because it is a global side effect.
+        height_levels: "all" serves every camera height level an episode has; "eye" drops the views of
+            every other level before anything is built, so the same episodes play as one-level episodes
+            (the eye-level-only side of a with/without-heights comparison).
     """
 
     def __init__(
@@ -299,6 +343,7 @@ class PInVerifyEnv:
         privileged: bool = False,
         descriptions: DescriptionDB | None = None,
         seed_global_rngs: bool = False,
+        height_levels: str = "all",
     ) -> None:
         if not isinstance(max_steps, int) or max_steps < 1:
             raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
@@ -308,6 +353,8 @@ class PInVerifyEnv:
             raise ValueError(f"view_priority must be one of {VIEW_PRIORITIES}, got {view_priority!r}")
         if seed_policy not in SEED_POLICIES:
             raise ValueError(f"seed_policy must be one of {SEED_POLICIES}, got {seed_policy!r}")
+        if height_levels not in HEIGHT_LEVEL_CHOICES:
+            raise ValueError(f"height_levels must be one of {HEIGHT_LEVEL_CHOICES}, got {height_levels!r}")
         self.records = list(records)
         self.dataset = dataset
         self.max_steps = max_steps
@@ -319,6 +366,7 @@ class PInVerifyEnv:
         self.privileged = privileged
         self.descriptions = descriptions
         self.seed_global_rngs = seed_global_rngs
+        self.height_levels = height_levels
         self._state: _EpisodeState | None = None
         self._last_load: tuple[int, PairRecord, LoadedEpisode] | None = None
 
@@ -341,16 +389,32 @@ class PInVerifyEnv:
 
     @property
     def current_sector(self) -> int:
-        state = self._require_state()
-        return state.smap.capture_sector.get(state.current, -1)
+        return self._require_state().sector
+
+    @property
+    def current_level(self) -> int:
+        return self._require_state().level
 
     @property
     def visited_sectors(self) -> frozenset[int]:
+        """Sectors visited at the current level (every visited sector of a one-level episode)."""
+        state = self._require_state()
+        return frozenset(state.visited_at(state.level))
+
+    @property
+    def visited_views(self) -> frozenset[tuple[int, int]]:
+        """Every visited (sector, level)."""
         return frozenset(self._require_state().visited)
 
     @property
     def sector_map(self) -> SectorMap:
-        return self._require_state().smap
+        """The eye-level sector map (the episode's whole map when it has one level)."""
+        return self._require_state().maps.eye
+
+    @property
+    def level_maps(self) -> LevelMaps:
+        """The sector map of every height level of the episode."""
+        return self._require_state().maps
 
     @property
     def history(self) -> tuple[StepInfo, ...]:
@@ -400,7 +464,10 @@ class PInVerifyEnv:
         record = self.records[index]
         self._state = None  # a failed reset must not leave the previous episode playable
         views, goal, intrinsics = self.load_episode(index)
-        smap = build_sector_map(views, goal, self.sectors)
+        if self.height_levels == "eye":
+            views = tuple(view for view in views if view.height_level == EYE_LEVEL)
+        maps = build_level_maps(views, goal, self.sectors)
+        smap = maps.eye
         if not smap.captures:
             raise DatasetError("episode has no captures to observe", path=record.meta_path, field="captures")
         start = self._choose_start(smap, seed)
@@ -408,12 +475,12 @@ class PInVerifyEnv:
             index=index,
             seed=seed,
             record=record,
-            smap=smap,
+            maps=maps,
             file_order=tuple(views),
             episode_path=record.episode_path,
             intrinsics=intrinsics,
             current=start,
-            visited={smap.capture_sector.get(start, -1)},
+            visited={(smap.capture_sector.get(start, -1), EYE_LEVEL)},
         )
         if self.descriptions is not None and record.query_object_id in self.descriptions:
             state.query_descriptions = self.descriptions[record.query_object_id].descriptions
@@ -516,13 +583,36 @@ class PInVerifyEnv:
                 f"episode {state.index} is over (after {state.step} step(s)); call reset() to start another"
             )
         decision, raw_direction = self._parse_action(action)
-        from_sector = state.smap.capture_sector.get(state.current, -1)
+        from_sector = state.sector
+        from_level = state.level
+        height_move = level_direction(raw_direction) if decision not in ("Yes", "No") else None
+        if height_move is not None and state.maps.one_level:
+            # Refused like a malformed request: nothing moved, no step spent, the episode goes on.
+            info = StepInfo(
+                state.step,
+                "Unsure",
+                MoveOutcome.REJECTED,
+                requested_direction=raw_direction,
+                direction=height_move,
+                from_sector=from_sector,
+                to_sector=from_sector,
+                from_level=from_level,
+                to_level=from_level,
+                refusal=one_level_refusal(height_move),
+            )
+            return StepResult(self._observe(state), 0.0, state.done, info)
         state.step += 1
 
         if decision in ("Yes", "No"):
             state.done = True
             info = StepInfo(
-                state.step, decision, MoveOutcome.DECIDED, from_sector=from_sector, to_sector=from_sector
+                state.step,
+                decision,
+                MoveOutcome.DECIDED,
+                from_sector=from_sector,
+                to_sector=from_sector,
+                from_level=from_level,
+                to_level=from_level,
             )
         elif state.step >= self.max_steps:
             state.done = True
@@ -533,7 +623,11 @@ class PInVerifyEnv:
                 requested_direction=raw_direction,
                 from_sector=from_sector,
                 to_sector=from_sector,
+                from_level=from_level,
+                to_level=from_level,
             )
+        elif height_move is not None:
+            info = self._change_level(state, raw_direction, height_move, from_sector)
         else:
             info = self._navigate(state, raw_direction, from_sector)
         state.history.append(info)
@@ -556,7 +650,7 @@ class PInVerifyEnv:
             direction = "front"
         if not isinstance(direction, str):
             raise InvalidActionError(f"nav_rel must be a direction string, got {type(direction).__name__}")
-        if self.strict_directions:
+        if self.strict_directions and level_direction(direction) is None:
             try:
                 normalize_direction(direction, strict=True)
             except DirectionError as exc:
@@ -565,11 +659,13 @@ class PInVerifyEnv:
 
     def _navigate(self, state: _EpisodeState, raw_direction: str, from_sector: int) -> StepInfo:
         direction = normalize_direction(raw_direction, strict=self.strict_directions)
-        resolution = resolve_move(state.smap, state.current, direction, state.visited, self.view_priority)
+        resolution = resolve_move(
+            state.smap, state.current, direction, state.visited_at(state.level), self.view_priority
+        )
         if resolution.capture is not None:
             state.current = resolution.capture
             to_sector = state.smap.capture_sector.get(resolution.capture, -1)
-            state.visited.add(to_sector)
+            state.visited.add((to_sector, state.level))
             state.last_failed = False
             state.last_failed_direction = None
             trap = not state.smap.captures[resolution.capture].mask_meets_threshold
@@ -595,6 +691,42 @@ class PInVerifyEnv:
             to_sector=to_sector,
             target_sector=resolution.target_sector,
             visibility_warning=compose_warning(outcome, direction, trap),
+            from_level=state.level,
+            to_level=state.level,
+        )
+
+    def _change_level(
+        self, state: _EpisodeState, raw_direction: str, direction: str, from_sector: int
+    ) -> StepInfo:
+        """``up`` / ``down`` in an episode with height levels: one level, the same sector, one step."""
+        from_level = state.level
+        resolution = resolve_level_move(
+            state.maps, from_level, from_sector, direction, state.visited, self.view_priority
+        )
+        trap = False
+        if resolution.capture is not None:
+            state.level = resolution.target_level
+            state.current = resolution.capture
+            state.visited.add((from_sector, state.level))
+            state.last_failed = False
+            state.last_failed_direction = None
+            trap = not state.smap.captures[resolution.capture].mask_meets_threshold
+        else:
+            state.last_failed = True
+            state.last_failed_direction = clean_direction(raw_direction)
+        return StepInfo(
+            step=state.step,
+            decision="Unsure",
+            outcome=resolution.outcome,
+            trap_view=trap,
+            requested_direction=raw_direction,
+            direction=direction,
+            from_sector=from_sector,
+            to_sector=state.sector,
+            target_sector=from_sector,
+            visibility_warning=compose_warning(resolution.outcome, direction, trap),
+            from_level=from_level,
+            to_level=state.level,
         )
 
     # -- observation ----------------------------------------------------------------------------------------
@@ -603,14 +735,15 @@ class PInVerifyEnv:
         """The current observation again (e.g. for a node that republishes it)."""
         return self._observe(self._require_state())
 
-    def survey(self, sector: int) -> Observation | None:
-        """The observation a move to ``sector`` would show, without taking a step or changing the episode
-        (calibration surveys look at every sector the map serves); None when the map serves none there."""
+    def survey(self, sector: int, level: int = EYE_LEVEL) -> Observation | None:
+        """The observation a move to ``sector`` at ``level`` would show, without taking a step or changing the
+        episode (calibration surveys look at every view the maps serve); None when none is served there."""
         state = self._require_state()
-        index = state.smap.capture_for(sector, self.view_priority)
+        smap = state.maps.maps.get(level)
+        index = None if smap is None else smap.capture_for(sector, self.view_priority)
         if index is None:
             return None
-        return self._observe(replace(state, current=index))
+        return self._observe(replace(state, current=index, level=level))
 
     def _observe(self, state: _EpisodeState) -> Observation:
         view = state.smap.captures[state.current]
@@ -626,7 +759,7 @@ class PInVerifyEnv:
             episode_seed=state.seed,
             rgb_path=rgb_path,
             image=image,
-            current_sector=state.smap.capture_sector.get(state.current, -1),
+            current_sector=state.sector,
             step_count=state.step,
             max_steps=self.max_steps,
             available_sectors=state.smap.available,
@@ -635,15 +768,23 @@ class PInVerifyEnv:
             query_descriptions=state.query_descriptions,
             camera_intrinsics=state.intrinsics,
             privileged=self._privileged(state, view) if self.privileged else None,
+            current_level=state.level,
+            levels=state.maps.levels,
         )
 
     def _privileged(self, state: _EpisodeState, view: Viewpoint) -> PrivilegedView:
         smap = state.smap
         visibility: dict[int, bool] = {}
-        for sector in sorted(state.visited):
+        for sector in sorted(state.visited_at(state.level)):
             index = smap.capture_for(sector, self.view_priority)
             if index is not None:
                 visibility[sector] = smap.captures[index].mask_meets_threshold
+        view_visibility: dict[tuple[int, int], bool] = {}
+        for sector, level in sorted(state.visited):
+            level_map = state.maps[level]
+            index = level_map.capture_for(sector, self.view_priority)
+            if index is not None:
+                view_visibility[(sector, level)] = level_map.captures[index].mask_meets_threshold
         return PrivilegedView(
             capture_tag=view.name,
             raw_sector=view.sector_index,
@@ -657,22 +798,30 @@ class PInVerifyEnv:
             viewpoints=state.file_order,
             truth=self._truth(state),
             layout=self._layout(state),
+            level=state.level,
+            visited_view_visibility=view_visibility,
         )
 
     @staticmethod
     def _layout(state: _EpisodeState) -> tuple[LayoutEntry, ...]:
-        """Observable captures in meta.json order, each with the virtual sector the sector map gave it.
+        """Observable captures in meta.json order, each with the virtual sector its level's map gave it and
+        that level (every level's captures: a verifier learns the episode's levels from here).
 
         File order matters: the reference FPS takes its angular reference from the first listed capture.
         """
-        smap = state.smap
-        sector_of = {id(smap.captures[index]): sector for index, sector in smap.capture_sector.items()}
+        sector_of = {
+            id(smap.captures[index]): sector
+            for smap in state.maps.maps.values()
+            for index, sector in smap.capture_sector.items()
+        }
         entries = []
         for view in state.file_order:
             sector = sector_of.get(id(view))
             if sector is None:
                 continue
-            entries.append(LayoutEntry(sector, view.view_type, view.name or "", view.camera_position))
+            entries.append(
+                LayoutEntry(sector, view.view_type, view.name or "", view.camera_position, view.height_level)
+            )
         return tuple(entries)
 
     def _truth(self, state: _EpisodeState) -> EpisodeTruth:

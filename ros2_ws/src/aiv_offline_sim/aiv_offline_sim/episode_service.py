@@ -16,6 +16,7 @@ import numpy as np
 from aiv_dataset.descriptions import DescriptionDB
 from aiv_dataset.errors import DatasetError
 from aiv_dataset.index_records import PairRecord
+from aiv_dataset.levels import EYE_LEVEL, LEVEL_DIRECTIONS, level_direction
 from aiv_dataset.meta import CameraIntrinsics
 from aiv_dataset.query_rules import description_problem
 from aiv_dataset.vocabulary import (
@@ -57,6 +58,7 @@ class MoveReply:
 
     outcome: MoveOutcome
     sector: int
+    level: int  # camera height level now (0 = eye level; always 0 in a one-level episode)
     trap_view: bool
     warning: str
     steps_taken: int
@@ -150,17 +152,24 @@ class EpisodeService:
         return EpisodeStart(index, self.keys[index], descriptions, self.env.max_steps, observation)
 
     def move(self, direction: str) -> MoveReply:
-        """Apply one MoveToSector request; refusals never consume a step."""
+        """Apply one MoveToSector request; refusals never consume a step.
+
+        Besides the six planar directions, ``up`` / ``down`` change the camera height level; in a one-level
+        episode the environment refuses them (no step), and so does this reply, with its reason."""
         if not self.env.started:
             return self._refusal("no episode is loaded; call StartEpisode first")
         if self.env.done:
             return self._refusal("the episode is over; call StartEpisode to start another")
-        try:
-            name = normalize_direction(direction, strict=True)
-        except DirectionError:
-            return self._refusal(f"unknown direction {direction!r}; expected one of {', '.join(DIRECTIONS)}")
-        before = self.env.current_sector
+        name = level_direction(direction) if isinstance(direction, str) else None
+        if name is None:
+            try:
+                name = normalize_direction(direction, strict=True)
+            except DirectionError:
+                return self._refusal(self._unknown_direction(direction))
+        before = (self.env.current_sector, self.env.current_level)
         observation, _, _, info = self.env.step(Action.move(name))
+        if info.refusal is not None:
+            return self._refusal(info.refusal)
         reply = self._reply(info, observation, before)
         if reply.new_view:
             try:
@@ -176,20 +185,29 @@ class EpisodeService:
                 )
         return reply
 
-    def _reply(self, info: StepInfo, observation: Observation, sector_before: int) -> MoveReply:
+    def _unknown_direction(self, direction: object) -> str:
+        """The refusal of a direction that is no name at all (the height moves listed where they exist)."""
+        names = list(DIRECTIONS)
+        if len(self.env.level_maps.levels) > 1:
+            names += list(LEVEL_DIRECTIONS)
+        return f"unknown direction {direction!r}; expected one of {', '.join(names)}"
+
+    def _reply(self, info: StepInfo, observation: Observation, before: tuple[int, int]) -> MoveReply:
         outcome = info.outcome
         message = ""
         if outcome is MoveOutcome.REJECTED:
             message = f"step budget of {self.env.max_steps} exhausted; the episode ended undecided"
+        now = (observation.current_sector, observation.current_level)
         return MoveReply(
             outcome=outcome,
             sector=observation.current_sector,
+            level=observation.current_level,
             trap_view=info.trap_view,
             warning=info.visibility_warning or "",
             steps_taken=info.step,
             steps_remaining=max(0, self.env.max_steps - info.step),
             message=message,
-            new_view=outcome is MoveOutcome.MOVED and observation.current_sector != sector_before,
+            new_view=outcome is MoveOutcome.MOVED and now != before,
             observation=observation,
         )
 
@@ -199,6 +217,7 @@ class EpisodeService:
         return MoveReply(
             outcome=MoveOutcome.REJECTED,
             sector=self.env.current_sector if started else -1,
+            level=self.env.current_level if started else EYE_LEVEL,
             trap_view=False,
             warning="",
             steps_taken=steps,

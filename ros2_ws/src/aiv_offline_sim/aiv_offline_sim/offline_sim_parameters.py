@@ -13,7 +13,7 @@ from typing import Any
 from aiv_common.parameter_spec import ParameterError, ParameterSpec
 from aiv_common.qos import LATCHED_FRAME, qos_parameter_specs, qos_settings_from
 
-from .environment import SEED_POLICIES, VIEW_PRIORITIES
+from .environment import HEIGHT_LEVEL_CHOICES, SEED_POLICIES, VIEW_PRIORITIES
 
 #: Prefix of the frame topics' QoS parameters.
 FRAME_QOS = "frame_qos"
@@ -60,6 +60,13 @@ SIM_PARAMETERS: tuple[ParameterSpec, ...] = (
         "far",
         "which capture a sector shows when it has both a far and a near one",
         choices=VIEW_PRIORITIES,
+    ),
+    ParameterSpec(
+        "height_levels",
+        "all",
+        "all: serve every camera height level a dataset has (up/down moves between them); eye: drop the views "
+        "of every other level, so the same episodes play as one-level episodes (up/down refused)",
+        choices=HEIGHT_LEVEL_CHOICES,
     ),
     ParameterSpec(
         "privileged_output",

@@ -7,6 +7,11 @@ that boundary cases fall the same way.
 
 Vocabulary: *capture index* = position in the stably sorted capture list; *virtual sector* = 0..5, with
 0 = the lowest navigable raw sector ("front" in goal-anchored logs) and ascending counter-clockwise.
+
+Height levels (:mod:`aiv_dataset.levels`): an episode may hold views at several camera heights. Each level gets
+a sector map of its own (:func:`build_level_maps`); the eye-level map is exactly the one-level map of the
+eye-level views, and the other levels reuse its theta_ref, so that "sector 2" names the same direction around
+the goal at every height and ``up`` / ``down`` (:func:`resolve_level_move`) keep the sector.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from aiv_dataset.azimuth import azimuth, horizontal_distance, virtual_index, wrap_angle
+from aiv_dataset.levels import EYE_LEVEL, LEVEL_DIRECTIONS
 from aiv_dataset.meta import Viewpoint
 from aiv_dataset.vocabulary import SECTOR_COUNT, MoveOutcome, direction_angle, target_sector
 
@@ -97,6 +103,7 @@ def build_sector_map(
     sectors: int = SECTOR_COUNT,
     *,
     presorted: bool = False,
+    theta_ref: float | None = None,
 ) -> SectorMap:
     """Build the virtual sector map of an episode (spec §3.2).
 
@@ -106,6 +113,9 @@ def build_sector_map(
     * Views without a position go to sector 0 without overwriting — unless *no* view has a position, in
       which case the reference leaves the map empty (every view is nominally in sector 0, none is shown by
       sector, and every move fails); we reproduce that.
+
+    ``theta_ref`` imposes the reference azimuth instead (the map of a height level other than eye level takes
+    the eye-level map's, see :func:`build_level_maps`); such a map names no ``reference_capture``.
     """
     captures = tuple(views) if presorted else sort_captures(views)
     goal3 = (0.0, 0.0, 0.0) if goal is None else (float(goal[0]), float(goal[1]), float(goal[2]))
@@ -125,7 +135,8 @@ def build_sector_map(
     if not located:
         capture_sector = {index: 0 for index in range(len(captures))}
     else:
-        reference, theta_ref = located[0]
+        if theta_ref is None:
+            reference, theta_ref = located[0]
         for index, theta in located:
             sector = virtual_index(theta, theta_ref, sectors)
             capture_sector[index] = sector
@@ -222,3 +233,90 @@ def _resolve_by_index(
     index = smap.capture_for(target, priority)
     outcome = MoveOutcome.STAYED if target == current_sector else MoveOutcome.MOVED
     return MoveResolution(outcome, index, target, "fallback")
+
+
+def reference_azimuth(smap: SectorMap) -> float | None:
+    """The theta_ref a map was built with (the azimuth of its reference capture), None when it has none."""
+    if smap.reference_capture is None:
+        return None
+    position = smap.captures[smap.reference_capture].camera_position
+    return None if position is None else azimuth(position, smap.goal)
+
+
+@dataclass(frozen=True)
+class LevelMaps:
+    """The sector maps of one episode, one per camera height level that has views.
+
+    ``maps[0]`` (eye level) is always present (empty when the episode has no eye-level view), ``levels`` the
+    sorted levels the episode has views at (observable or not: a level whose views are all blocked is still a
+    level of the episode, and a move to it is unreachable, not refused).
+    """
+
+    maps: Mapping[int, SectorMap]
+    levels: tuple[int, ...]
+
+    @property
+    def eye(self) -> SectorMap:
+        return self.maps[EYE_LEVEL]
+
+    @property
+    def one_level(self) -> bool:
+        """Whether ``up`` / ``down`` have nowhere to go in this episode (a one-level dataset's episodes)."""
+        return self.levels == (EYE_LEVEL,)
+
+    def __getitem__(self, level: int) -> SectorMap:
+        return self.maps[level]
+
+
+def build_level_maps(
+    views: Sequence[Viewpoint], goal: Sequence[float] | None, sectors: int = SECTOR_COUNT
+) -> LevelMaps:
+    """Build the sector map of every height level of an episode.
+
+    The eye-level views build today's map, unchanged (same theta_ref, same overwrite rules), so a one-level
+    episode's map is :func:`build_sector_map` of all its views. The views of every other level build a map with
+    the eye-level theta_ref; when the eye level has no located view to take it from, such a level falls back to
+    its own first located view, as a one-level map would.
+    """
+    by_level: dict[int, list[Viewpoint]] = {}
+    for view in views:
+        by_level.setdefault(view.height_level, []).append(view)
+    eye = build_sector_map(by_level.get(EYE_LEVEL, ()), goal, sectors)
+    theta_ref = reference_azimuth(eye)
+    maps: dict[int, SectorMap] = {EYE_LEVEL: eye}
+    for level, level_views in by_level.items():
+        if level != EYE_LEVEL:
+            maps[level] = build_sector_map(level_views, goal, sectors, theta_ref=theta_ref)
+    levels = tuple(sorted(set(by_level) | {EYE_LEVEL}))
+    return LevelMaps(maps=maps, levels=levels)
+
+
+@dataclass(frozen=True)
+class LevelMoveResolution:
+    """Result of an ``up`` / ``down`` request: ``MOVED`` (to ``capture`` of ``maps[target_level]``),
+    ``UNREACHABLE`` (no such level, or no observable view of it at the current sector) or ``ALREADY_VISITED``."""
+
+    outcome: MoveOutcome
+    capture: int | None
+    target_level: int
+    sector: int
+
+
+def resolve_level_move(
+    maps: LevelMaps,
+    level: int,
+    sector: int,
+    direction: str,
+    visited: frozenset[tuple[int, int]] | set[tuple[int, int]],
+    priority: str = "far",
+) -> LevelMoveResolution:
+    """Resolve ``up`` / ``down`` from virtual ``sector`` at ``level``: one level, the same sector, the view the
+    sector shows there with the usual far/near priority. ``visited`` holds (sector, level) pairs."""
+    target = level + LEVEL_DIRECTIONS[direction]
+    smap = maps.maps.get(target)
+    capture = None if smap is None else smap.capture_for(sector, priority)
+    if capture is None:
+        return LevelMoveResolution(MoveOutcome.UNREACHABLE, None, target, sector)
+    if (sector, target) in visited:
+        return LevelMoveResolution(MoveOutcome.ALREADY_VISITED, None, target, sector)
+    return LevelMoveResolution(MoveOutcome.MOVED, capture, target, sector)

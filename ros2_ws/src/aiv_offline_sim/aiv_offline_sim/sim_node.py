@@ -2,7 +2,9 @@
 
 * ``start_episode`` (aiv_interfaces/srv/StartEpisode) loads a pair and publishes its start view;
 * ``move_to_sector`` (aiv_interfaces/action/MoveToSector) applies the benchmark's move rules and, after
-  a successful move, publishes the new view;
+  a successful move, publishes the new view; ``up`` / ``down`` change the camera height level of a dataset
+  with height levels (the result's ``level``; refused without a step where the episode has one level), and
+  ``height_levels`` = ``eye`` serves such a dataset at eye level only;
 * every view goes out as ``sensor_msgs/Image`` (rgb8) + ``sensor_msgs/CameraInfo`` with one header
   stamp and frame id, and, when ``privileged_output`` is true, an ``aiv_interfaces/GroundTruthView``
   with the same header. Frame topics default to reliable + transient-local, depth 1, so a verifier
@@ -68,6 +70,7 @@ def layout_entry_message(entry: LayoutEntry) -> SectorViewpoint:
     position = entry.camera_position
     return SectorViewpoint(
         sector=int(entry.virtual_sector),
+        level=int(entry.level),
         view_type=entry.view_type,
         capture_tag=entry.capture_tag,
         has_position=position is not None,
@@ -90,6 +93,7 @@ class OfflineSimNode(Node):
         seed = int(values["seed"])
         seed_policy = str(values["seed_policy"])
         view_priority = str(values["view_priority"])
+        height_levels = str(values["height_levels"])
         self.privileged = bool(values["privileged_output"])
         self.frame_id = str(values["frame_id"])
         image_topic = str(values["image_topic"])
@@ -131,6 +135,7 @@ class OfflineSimNode(Node):
             seed_policy=seed_policy,
             view_priority=view_priority,
             privileged=self.privileged,
+            height_levels=height_levels,
         )
         self.service = EpisodeService(env, descriptions)
         self.category_of_target = ""
@@ -148,7 +153,8 @@ class OfflineSimNode(Node):
         )
         self.get_logger().info(
             f"serving {self.service.size} pairs from {source} ({dataset.index_path(index_file)}); "
-            f"max_steps={max_steps}, seed={seed} ({seed_policy}), privileged_output={self.privileged}"
+            f"max_steps={max_steps}, seed={seed} ({seed_policy}), privileged_output={self.privileged}, "
+            f"height_levels={height_levels}"
         )
 
     def import_tours(self, bags: tuple[str, ...], dataset_root: str, index_file: str) -> tuple[str, str]:
@@ -235,6 +241,7 @@ class OfflineSimNode(Node):
         result = MoveToSector.Result(
             outcome=outcome_code(reply.outcome),
             sector=reply.sector,
+            level=reply.level,
             trap_view=reply.trap_view,
             visibility_warning=reply.warning,
             steps_taken=reply.steps_taken,
@@ -288,6 +295,7 @@ class OfflineSimNode(Node):
             header=header,
             capture_tag=view.capture_tag,
             sector=observation.current_sector,
+            level=observation.current_level,
             has_box=view.mask_bbox_xyxy is not None,
             mask_area_px=int(view.mask_area_px or 0),
             mask_threshold_px=mask_threshold_px(category),
