@@ -25,8 +25,19 @@ def _renamed(path: str, tag: str, new_tag: str) -> str:
     return f"{folder}/{name.replace(tag, new_tag)}" if folder else name.replace(tag, new_tag)
 
 
-def leveled_copy(source: Path, target: Path, level: int = 1, height_m: float = RAISED_HEIGHT_M) -> Path:
-    """Copy the dataset ``source`` to ``target`` and add a twin of every eye-level view at ``level``."""
+def leveled_copy(
+    source: Path,
+    target: Path,
+    level: int = 1,
+    height_m: float = RAISED_HEIGHT_M,
+    *,
+    only_off_eye_level: bool = False,
+) -> Path:
+    """Copy the dataset ``source`` to ``target`` and add a twin of every eye-level view at ``level``.
+
+    ``only_off_eye_level`` moves every view-dependent attribute out of the eye-level views' privileged truth
+    (the oracle can no longer judge it there) and leaves it in the twins': attributes that only the other level
+    shows, as a lid shows only from above."""
     shutil.copytree(source, target)
     suffix = level_tag_suffix(level)
     twins: dict[str, dict[str, str]] = {}  # episode dir (relative) -> eye tag -> twin tag
@@ -63,9 +74,14 @@ def leveled_copy(source: Path, target: Path, level: int = 1, height_m: float = R
         meta_path.write_text(json.dumps(meta, indent=1), encoding="utf-8")
     for truth_path in sorted(target.glob("privileged_gt/*/*.json")):
         truth = json.loads(truth_path.read_text(encoding="utf-8"))
+        hidden = {a["name"] for a in truth.get("attributes", []) if a.get("view_dependent")}
         for episode, captures in truth.get("captures", {}).items():
             for tag, twin_tag in twins.get(episode, {}).items():
                 if tag in captures:
                     captures[twin_tag] = copy.deepcopy(captures[tag])
+                    if only_off_eye_level:
+                        captures[tag]["visible"] = [
+                            n for n in captures[tag].get("visible", []) if n not in hidden
+                        ]
         truth_path.write_text(json.dumps(truth), encoding="utf-8")
     return target

@@ -41,9 +41,11 @@ def test_eye_level_against_heights_on_the_same_episodes(
     tmp_path: Path, micro_root: Path, leveled_root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out"
+    # The random next-best-view takes "up" and "down" among its moves, so the heights arm leaves eye level.
+    common = ["evaluator.save_crops=false", "verifier.agent.nbv=random"]
     code = main([
         "heights", str(_params(tmp_path)), "--dataset", str(leveled_root), "--out", str(out), "--quiet",
-        "--set", "evaluator.save_crops=false", "--bootstrap-resamples", "200",
+        "--set", common[0], "--set", common[1], "--bootstrap-resamples", "200",
     ])  # fmt: skip
     printed = capsys.readouterr().out
     assert code == 0, printed
@@ -62,13 +64,17 @@ def test_eye_level_against_heights_on_the_same_episodes(
     assert (out / "heights.md").read_text(encoding="utf-8") in printed
 
     # Eye level only plays the one-level dataset's episodes exactly: the same records, no level anywhere.
-    plain = run_in_process(oracle_veto_spec(tmp_path, micro_root, "plain", "evaluator.save_crops=false"))
+    plain = run_in_process(oracle_veto_spec(tmp_path, micro_root, "plain", *common))
     assert _without_run_id(out / "eye") == _without_run_id(plain.run_dir)
     assert "levels" not in eye
-    # With heights every view judged is at eye level or on the raised twins, and the metrics say so.
-    levels = {step.level for r in load_run(out / "heights").records for step in r.transcript}
-    assert levels <= {0, 1}
-    assert ("levels" in heights) == (1 in levels)
+    # With heights the agent judged views on the raised twins too, and the figures by level say so.
+    records = load_run(out / "heights").records
+    assert {step.level for r in records for step in r.transcript} == {0, 1}
+    views = heights["levels"]["views"]
+    assert views["above"]["views"] == sum(step.level == 1 for r in records for step in r.transcript) > 0
+    assert heights["levels"]["moves"]["up"]["moved"] > 0
+    assert "## Views by height level — heights" in printed
+    assert "Views by height level — eye" not in printed
 
 
 def test_ab_compares_two_values_of_a_parameter_paired(
@@ -104,3 +110,39 @@ def test_bad_ab_is_one_line_and_exit_2(
     )
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_ceiling_with_heights_counts_what_only_the_raised_views_show(
+    tmp_path: Path, micro_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every view-dependent attribute shows only on the raised twins: without heights the exact oracle can
+    accept fewer positives than with them, and the arms' ceilings say so."""
+    hidden = leveled_copy(micro_root, tmp_path / "pv_micro_hidden", only_off_eye_level=True)
+    out = tmp_path / "out"
+    code = main([
+        "heights", str(_params(tmp_path)), "--dataset", str(hidden), "--out", str(out), "--quiet", "--ceiling",
+        "--set", "evaluator.save_crops=false", "--bootstrap-resamples", "50",
+    ])  # fmt: skip
+    assert code == 0, capsys.readouterr()
+    eye, heights = json.loads((out / "heights.json").read_text(encoding="utf-8"))["rows"]
+    assert eye["ceiling"] < heights["ceiling"] <= heights["positives"]
+    assert "; ceiling " in (out / "heights.md").read_text(encoding="utf-8")
+
+
+def test_the_survey_looks_off_eye_level_only_when_asked(leveled_root: Path) -> None:
+    from aiv_eval.evidence.survey import SurveySource, pair_from_json, pair_to_json, survey_pairs
+    from aiv_eval.spec import EvalSpec
+
+    spec = EvalSpec()
+    spec.verifier["verifier.backend"] = "oracle"
+    spec.set_dataset(str(leveled_root))
+    source = SurveySource(dataset_root=leveled_root, index_file="val/pv_index_all.jsonl")
+    config, flat = spec.agent_config(), spec.agent_flat()
+    plain = list(survey_pairs(source, config, flat, limit=2))
+    leveled = list(survey_pairs(source, config, flat, limit=2, levels=True))
+    assert {view.level for pair in plain for view in pair.views} == {0}
+    assert {view.level for pair in leveled for view in pair.views} == {0, 1}
+    for before, after in zip(plain, leveled, strict=True):
+        assert after.views[: len(before.views)] == before.views  # eye level first, as before
+    assert all("level" not in view for view in pair_to_json(plain[0])["views"])
+    assert pair_from_json(json.loads(json.dumps(pair_to_json(leveled[0])))) == leveled[0]

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from aiv_dataset.layout import PInVerifyDataset
+from aiv_dataset.levels import EYE_LEVEL
+from aiv_dataset.vocabulary import SECTOR_COUNT
 from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import EpisodeRequestError, EpisodeService
 from aiv_verifier.agent.factory import AgentFactory
@@ -30,6 +32,7 @@ from aiv_verifier.agent.steps import view_input
 from aiv_verifier.claims import attribute_claim_kind, is_object_claim, view_hint
 from aiv_verifier.core.evidential import view_quality, view_weight
 from aiv_verifier.core.types import Decision
+from aiv_verifier.core.visibility import claim_vertical
 from aiv_verifier.detection.base import BoxMode, crop_view
 from aiv_verifier.query.types import QueryMode
 from aiv_verifier.verification.oracle import OracleVerifier, claim_truth
@@ -58,6 +61,7 @@ class SurveyView:
     quality: str
     weight: float
     answers: tuple[SurveyAnswer, ...]
+    level: int = EYE_LEVEL  # camera height level (only ``survey_pairs(..., levels=True)`` leaves eye level)
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,7 @@ class SurveyPair:
     label: int
     claims: tuple[tuple[str, str, str], ...]  # (name, kind, hint) in query order
     views: tuple[SurveyView, ...]
+    verticals: tuple[str, ...] = ()  # each claim's vertical hint (claim_vertical), for the fit by level
 
     @property
     def holds(self) -> dict[str, bool | None]:
@@ -89,6 +94,7 @@ class SurveySource:
     seed: int = 42
     seed_policy: str = "per_episode_fixed"
     view_priority: str = "far"
+    height_levels: str = "all"  # the simulator's offline_sim.height_levels ("eye": one-level episodes)
 
 
 def survey_pairs(
@@ -98,8 +104,13 @@ def survey_pairs(
     *,
     limit: int | None = None,
     stream: TextIO | None = None,
+    levels: bool = False,
 ) -> Iterator[SurveyPair]:
-    """Every pair of the index (up to ``limit``), surveyed with the verifier ``config`` describes."""
+    """Every pair of the index (up to ``limit``), surveyed with the verifier ``config`` describes.
+
+    ``levels`` also surveys the views off eye level an episode with camera height levels serves (after the
+    eye-level ones, each with its ``level``); without it only eye-level views are surveyed, as the calibration
+    and visibility fits have always counted them."""
     stream = sys.stderr if stream is None else stream
     dataset = PInVerifyDataset(str(source.dataset_root))
     records = dataset.read_pair_index(dataset.index_path(source.index_file))
@@ -113,6 +124,7 @@ def survey_pairs(
         view_priority=source.view_priority,
         privileged=True,
         descriptions=descriptions,
+        height_levels=source.height_levels,
     )
     service = EpisodeService(env, descriptions)
     factory = AgentFactory.from_config(config)
@@ -141,8 +153,11 @@ def survey_pairs(
             for item in query.attributes
         )
         views = []
-        for sector in env.sector_map.available:
-            observation = env.survey(sector)
+        off_eye = [level for level in start.observation.levels if level != EYE_LEVEL] if levels else []
+        served = [(sector, EYE_LEVEL) for sector in env.sector_map.available]
+        served += [(sector, level) for level in off_eye for sector in range(SECTOR_COUNT)]
+        for sector, level in served:
+            observation = env.survey(sector, level)
             if observation is None:
                 continue
             frame = frame_from_observation(observation, service.image_of(observation))
@@ -172,33 +187,42 @@ def survey_pairs(
                         )
                         for answer, truth_answer, (_, kind, hint) in zip(answers, exact, claims, strict=True)
                     ),
+                    level=level,
                 )
             )
-        yield SurveyPair(index, pair.pair_type, pair.label, claims, tuple(views))
+        verticals = tuple(claim_vertical(item.name, item.evidence_phrase) for item in query.attributes)
+        yield SurveyPair(index, pair.pair_type, pair.label, claims, tuple(views), verticals)
 
 
 def pair_to_json(pair: SurveyPair) -> dict[str, Any]:
     """A surveyed pair as JSON (``aiv-eval calibrate --save-survey``), so a fit can be redone without the
-    verifier."""
-    return {
+    verifier. A view's ``level`` and the pair's ``verticals`` are written only for a pair with views off eye
+    level, so a one-level survey file is what it always was."""
+    views: list[dict[str, Any]] = []
+    for view in pair.views:
+        item: dict[str, Any] = {
+            "sector": view.sector,
+            "view_type": view.view_type,
+            "quality": view.quality,
+            "weight": view.weight,
+            "answers": [
+                [a.name, a.kind, a.hint, a.answer.value, a.about_object, a.holds, a.visible]
+                for a in view.answers
+            ],
+        }
+        if view.level != EYE_LEVEL:
+            item["level"] = view.level
+        views.append(item)
+    out: dict[str, Any] = {
         "index": pair.index,
         "pair_type": pair.pair_type,
         "label": pair.label,
         "claims": [list(claim) for claim in pair.claims],
-        "views": [
-            {
-                "sector": view.sector,
-                "view_type": view.view_type,
-                "quality": view.quality,
-                "weight": view.weight,
-                "answers": [
-                    [a.name, a.kind, a.hint, a.answer.value, a.about_object, a.holds, a.visible]
-                    for a in view.answers
-                ],
-            }
-            for view in pair.views
-        ],
+        "views": views,
     }
+    if any(view.level != EYE_LEVEL for view in pair.views):
+        out["verticals"] = list(pair.verticals)
+    return out
 
 
 def pair_from_json(data: Mapping[str, Any]) -> SurveyPair:
@@ -219,9 +243,11 @@ def pair_from_json(data: Mapping[str, Any]) -> SurveyPair:
                     )
                     for n, k, h, a, o, t, v in view["answers"]
                 ),
+                level=int(view.get("level", EYE_LEVEL)),
             )
             for view in data["views"]
         ),
+        verticals=tuple(str(item) for item in data.get("verticals", ())),
     )
 
 

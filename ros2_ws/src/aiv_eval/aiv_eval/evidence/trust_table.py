@@ -100,7 +100,10 @@ def refuse_fitted_dataset(dataset: Path, split: str, agent_flat: dict[str, Any])
 
 
 def acceptance_ceiling(params: str, overrides: Sequence[str], dataset: str) -> tuple[int, dict[str, bool]]:
-    """Positives whose every claim the exact oracle can judge from some served view, and that flag per pair."""
+    """Positives whose every claim the exact oracle can judge from some served view, and that flag per pair.
+
+    The views are every (sector, level) the simulator serves: with ``offline_sim.height_levels=eye`` the eye
+    level's only, which is the ceiling without heights."""
     spec = EvalSpec.load(params, [*overrides, "verifier.verifier.backend=oracle"])
     spec.set_dataset(dataset)
     split_index = str(spec.sim["index_file"])
@@ -111,11 +114,12 @@ def acceptance_ceiling(params: str, overrides: Sequence[str], dataset: str) -> t
         seed=int(spec.sim["seed"]),
         seed_policy=str(spec.sim["seed_policy"]),
         view_priority=str(spec.sim["view_priority"]),
+        height_levels=str(spec.sim["height_levels"]),
     )
     flags: dict[str, bool] = {}
     count = 0
     start, end = spec.slice()
-    for pair in survey_pairs(source, spec.agent_config(), spec.agent_flat(), limit=end):
+    for pair in survey_pairs(source, spec.agent_config(), spec.agent_flat(), limit=end, levels=True):
         if pair.index < start:
             continue
         judged = {name: False for name, _, _ in pair.claims}
