@@ -18,7 +18,11 @@ Visibility file::
 
     {"format": "aiv-evidence-visibility", "version": 1, "fitted_on": [{...}], "command": "...",
      "rows": [{"kind": "logo", "hint": "sided", "view_type": "far", "distance": "180",
-               "visible": 12, "views": 40}]}
+               "visible": 12, "views": 40}],
+     "level_rows": [{"kind": "part_colour", "vertical": "top", "level": 1, "view_type": "far",
+                     "distance": "same", "visible": 30, "views": 41}]}
+
+``level_rows`` (the rows by camera height level) is optional: a table fitted on one-level data has none.
 
 Only the counts are read; the likelihood ratios, intervals and accuracies written beside them are for people.
 """
@@ -32,10 +36,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aiv_dataset.levels import MAX_LEVEL, MIN_LEVEL
+
 from .claims import EVIDENCE_KINDS, VIEW_HINTS
 from .core.evidence import AnswerCounts, ReliabilityCell, ReliabilityTable, TargetModel
 from .core.evidential import VIEW_QUALITIES
-from .core.visibility import DISTANCE_BINS, VisibilityCount, VisibilityModel
+from .core.visibility import (
+    DISTANCE_BINS,
+    LEVEL_DISTANCE_BINS,
+    VERTICAL_HINTS,
+    LevelKey,
+    VisibilityCount,
+    VisibilityModel,
+)
 
 CALIBRATION_FORMAT = "aiv-evidence-calibration"
 VISIBILITY_FORMAT = "aiv-evidence-visibility"
@@ -302,13 +315,61 @@ def load_visibility(path: str | Path) -> VisibilityFile:
             table[row_key] = VisibilityCount(visible, views)
         except ValueError as error:
             raise EvidenceFileError(f"{where}: {error}") from None
-    return VisibilityFile(path, fitted_on, VisibilityModel(table))
+    return VisibilityFile(
+        path, fitted_on, VisibilityModel(table, _level_rows(path, data.get("level_rows", [])))
+    )
+
+
+def _level_rows(path: Path, rows: object) -> dict[LevelKey, VisibilityCount]:
+    """The optional rows by height level of a visibility file, checked like the eye-level ones."""
+    if not isinstance(rows, list):
+        raise EvidenceFileError(f"{path}: 'level_rows' must be a list")
+    table: dict[LevelKey, VisibilityCount] = {}
+    for position, row in enumerate(rows):
+        where = f"{path}: level_rows[{position}]"
+        if not isinstance(row, Mapping):
+            raise EvidenceFileError(f"{where} must be an object")
+        kind, vertical, level = row.get("kind"), row.get("vertical"), row.get("level")
+        view_type, distance = row.get("view_type"), row.get("distance")
+        if kind not in EVIDENCE_KINDS:
+            raise EvidenceFileError(f"{where}.kind must be one of {list(EVIDENCE_KINDS)}, got {kind!r}")
+        if vertical not in VERTICAL_HINTS:
+            raise EvidenceFileError(
+                f"{where}.vertical must be one of {list(VERTICAL_HINTS)}, got {vertical!r}"
+            )
+        if isinstance(level, bool) or not isinstance(level, int) or not MIN_LEVEL <= level <= MAX_LEVEL:
+            raise EvidenceFileError(
+                f"{where}.level must be an integer in {MIN_LEVEL}..{MAX_LEVEL}, got {level!r}"
+            )
+        if view_type not in ("far", "near"):
+            raise EvidenceFileError(f"{where}.view_type must be far or near, got {view_type!r}")
+        if distance not in LEVEL_DISTANCE_BINS:
+            raise EvidenceFileError(
+                f"{where}.distance must be one of {list(LEVEL_DISTANCE_BINS)}, got {distance!r}"
+            )
+        visible, views = row.get("visible"), row.get("views")
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in (visible, views)):
+            raise EvidenceFileError(f"{where}: visible and views must be integers")
+        assert isinstance(visible, int) and isinstance(views, int)
+        key = (str(kind), str(vertical), level, str(view_type), str(distance))
+        if key in table:
+            raise EvidenceFileError(f"{where}: {key} is listed twice")
+        try:
+            table[key] = VisibilityCount(visible, views)
+        except ValueError as error:
+            raise EvidenceFileError(f"{where}: {error}") from None
+    return table
 
 
 def visibility_document(
-    fitted_on: Sequence[FittedOn], command: str, rows: Mapping[tuple[str, str, str, str], VisibilityCount]
+    fitted_on: Sequence[FittedOn],
+    command: str,
+    rows: Mapping[tuple[str, str, str, str], VisibilityCount],
+    level_rows: Mapping[LevelKey, VisibilityCount] | None = None,
 ) -> dict[str, Any]:
-    return {
+    """The visibility file's content; ``level_rows`` is written only when there are any (a one-level fit's
+    document is what it always was)."""
+    document = {
         "format": VISIBILITY_FORMAT,
         "version": FORMAT_VERSION,
         "fitted_on": [item.to_dict() for item in fitted_on],
@@ -326,6 +387,21 @@ def visibility_document(
             for (kind, hint, view_type, distance), count in sorted(rows.items())
         ],
     }
+    if level_rows:
+        document["level_rows"] = [
+            {
+                "kind": kind,
+                "vertical": vertical,
+                "level": level,
+                "view_type": view_type,
+                "distance": distance,
+                "visible": count.visible,
+                "views": count.views,
+                "rate": round(count.rate, 4),
+            }
+            for (kind, vertical, level, view_type, distance), count in sorted(level_rows.items())
+        ]
+    return document
 
 
 def resolve_table_path(value: str, default: Path) -> Path:

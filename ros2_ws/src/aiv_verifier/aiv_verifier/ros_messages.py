@@ -25,7 +25,7 @@ from aiv_interfaces.msg import (
 )
 from aiv_models.timing import StageClock
 
-from .agent.frames import geometry_from_layout
+from .agent.frames import LayoutTuple, geometry_from_layout
 from .agent.steps import AgentStep, AttributeRow
 from .agent.trace import EpisodeSummary, TraceEntry
 from .core.crop import Detection
@@ -60,13 +60,15 @@ def gt_box_from_ground_truth(message: GroundTruthView) -> tuple[float, float, fl
 
 
 def geometry_from_ground_truth(message: GroundTruthView) -> SectorGeometry | None:
-    layout = [
+    """The capture layout the ground truth carries, each view with its height level."""
+    layout: list[LayoutTuple] = [
         (
             int(entry.sector),
             entry.view_type,
             (float(entry.position.x), float(entry.position.y), float(entry.position.z))
             if entry.has_position
             else None,
+            int(entry.level),
         )
         for entry in message.layout
     ]
@@ -205,11 +207,15 @@ def attribute_message(row: AttributeRow) -> AttributeStateMsg:
     )
 
 
-def step_report(step: AgentStep, image_stamp, move_result: MoveOutcome | None, trap_view: bool) -> StepReport:
-    """Feedback / transcript entry of one step; ``move_result`` None while the move is still pending."""
+def step_report(
+    step: AgentStep, image_stamp, move_result: MoveOutcome | None, trap_view: bool, level: int | None = None
+) -> StepReport:
+    """Feedback / transcript entry of one step; ``move_result`` None while the move is still pending.
+    ``level`` is the view's height level (None: the step's own)."""
     report = StepReport(
         step=int(step.step),
         sector=int(step.sector),
+        level=int(step.level if level is None else level),
         capture_tag=step.capture_tag,
         duplicate_view=bool(step.duplicate_view),
         detection_confidence=float(step.crop.confidence),
@@ -241,7 +247,7 @@ def step_report(step: AgentStep, image_stamp, move_result: MoveOutcome | None, t
 
 def transcript_messages(entries: Sequence[TraceEntry[AgentStep]], stamps: Sequence) -> list[StepReport]:
     return [
-        step_report(entry.step, stamp, entry.move_result, entry.trap_view)
+        step_report(entry.step, stamp, entry.move_result, entry.trap_view, entry.level)
         for entry, stamp in zip(entries, stamps, strict=True)
     ]
 

@@ -41,7 +41,9 @@ from .ros_messages import (
 )
 
 
-def view_frame(entry: FrameEntry, request: FrameRequest, focal_px: float | None = None) -> ViewFrame:
+def view_frame(
+    entry: FrameEntry, request: FrameRequest, focal_px: float | None = None, levels: tuple[int, ...] = ()
+) -> ViewFrame:
     """The agent's input from a cached frame. With the ground-truth channel the sector, image key and the
     privileged fields come from it; without, the loop's bookkeeping supplies the sector and the stamp is the
     image key (a repeated view after a refused move keeps its stamp, so it is recognised as a duplicate).
@@ -49,6 +51,10 @@ def view_frame(entry: FrameEntry, request: FrameRequest, focal_px: float | None 
     fields only (with the visible attributes it measured on the render, so the oracle needs no capture look-up);
     sector and image key then come as without it. ``focal_px`` is the camera's focal length for this image
     (from its CameraInfo), None when unknown.
+
+    Height levels: the view's level is the ground truth's (a live source's and a frame without ground truth:
+    the level the last move result named, ``request.level``); the episode's levels are those of the ground
+    truth's capture layout, else ``levels`` (the node's ``height_levels`` parameter), else the eye level alone.
 
     Raises :class:`FrameUnusable` for a frame whose image could not be decoded.
     """
@@ -65,10 +71,13 @@ def view_frame(entry: FrameEntry, request: FrameRequest, focal_px: float | None 
             image_key=entry.stamp_ns,
             detections=tuple(entry.detections or ()),
             focal_px=focal_px,
+            current_level=request.level,
+            levels=levels or (0,),
         )
     # A live source (the robot stand-in) knows no virtual sectors (sector -1): the loop's bookkeeping names
     # the sector, and each frame is its own view, keyed by its stamp like a frame without ground truth.
     live = int(ground_truth.sector) < 0
+    layout_levels = tuple(sorted({int(item.level) for item in ground_truth.layout}))
     return ViewFrame(
         image=image,
         step_count=request.step_count,
@@ -82,6 +91,8 @@ def view_frame(entry: FrameEntry, request: FrameRequest, focal_px: float | None 
         privileged=privileged_from_ground_truth(ground_truth),
         geometry=geometry_from_ground_truth(ground_truth),
         focal_px=focal_px,
+        current_level=request.level if live else int(ground_truth.level),
+        levels=layout_levels or levels or (0,),
     )
 
 
@@ -104,6 +115,8 @@ class FrameSource:
     camera link; see ``FrameCache``); 0 = that exact frame only."""
     camera: LatestCamera | None = None
     """The camera's newest calibration (CameraInfo), when the node listens for one."""
+    levels: tuple[int, ...] = ()
+    """Height levels the move server offers when the ground truth does not say (``height_levels``)."""
 
     def focal_for(self, entry: FrameEntry) -> float | None:
         """The focal length in pixels of the entry's image, None without a calibration that fits it."""
@@ -246,7 +259,7 @@ class RosEpisodePort:
     def frame(self, request: FrameRequest) -> ViewFrame:
         started = time.perf_counter()
         entry = self.frames.wait(request.stamp)
-        frame = view_frame(entry, request, self.frames.focal_for(entry))
+        frame = view_frame(entry, request, self.frames.focal_for(entry), self.frames.levels)
         self._image_stamp = nanoseconds_to_stamp(entry.stamp_ns)
         self.clock.add("ros.frame", started)
         # Measured where the message arrived (the node's topic thread), kept with the frame.
@@ -263,6 +276,7 @@ class RosEpisodePort:
             sector=int(result.sector) if result.sector >= 0 else None,
             frame_stamp=stamp_to_nanoseconds(result.frame_stamp) or None,
             message=result.message,
+            level=int(result.level),
         )
 
     def cancelled(self) -> bool:
@@ -277,7 +291,7 @@ class RosEpisodePort:
     def _report_step(self, frame: ViewFrame, entry: TraceEntry[AgentStep]) -> None:
         if self.publish_debug is not None:
             self.publish_debug(frame, entry.step)
-        report = step_report(entry.step, self._image_stamp, entry.move_result, entry.trap_view)
+        report = step_report(entry.step, self._image_stamp, entry.move_result, entry.trap_view, entry.level)
         self.reports.append(report)
         if self.publish_step is not None:
             self.publish_step(report)

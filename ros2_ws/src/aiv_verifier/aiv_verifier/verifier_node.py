@@ -71,7 +71,13 @@ from .ros_messages import (
 from .ros_port import FrameSource, MoveChannel, RosEpisodePort
 from .service_stats import ServiceStats, add_stage_times
 from .verification.base import VerifierError
-from .verifier_parameters import FRAME_QOS, goal_problem, node_settings, verifier_parameters
+from .verifier_parameters import (
+    FRAME_QOS,
+    goal_problem,
+    node_settings,
+    parse_height_levels,
+    verifier_parameters,
+)
 
 #: A frame's stamp-to-arrival time above this is not a transport time (a bag's or a simulated clock's stamp).
 ARRIVAL_PLAUSIBLE_S = 60.0
@@ -82,6 +88,7 @@ class VerifierNode(Node):
         super().__init__("verifier", **kwargs)
         settings = node_settings(declare_parameter_table(self, verifier_parameters()))
         wiring = self.wiring = settings.wiring
+        self.height_levels = parse_height_levels(wiring.height_levels)
         self.limits = settings.limits
         frame_qos = settings.frame_qos.to_profile(where=FRAME_QOS)
         try:
@@ -281,6 +288,7 @@ class VerifierNode(Node):
                 detections_query=self.detections.ask(session.query.category) if self.detections else None,
                 window_s=self.wiring.frame_stamp_window_s,
                 camera=self.camera,
+                levels=self.height_levels,
             ),
             MoveChannel(
                 self,

@@ -31,6 +31,7 @@ from aiv_common.parameter_spec import ParameterError, ParameterSpec
 from aiv_common.qos import LATCHED_FRAME, QoSSettings, qos_parameter_specs, qos_settings_from
 from aiv_common.setting_fields import section, setting
 from aiv_common.setting_tree import dataclass_from_mapping, flatten_defaults, nested_config, setting_specs
+from aiv_dataset.levels import EYE_LEVEL, MAX_LEVEL, MIN_LEVEL
 from aiv_dataset.query_rules import description_problem
 from aiv_dataset.vocabulary import SECTOR_COUNT
 
@@ -178,6 +179,12 @@ class Wiring:
         exclusive_minimum=True,
     )
     frame_cache_size: int = setting(16, "frames kept by stamp while a request waits for one", minimum=1)
+    height_levels: str = setting(
+        "",
+        "camera height levels the move server offers, comma-separated (e.g. '-1,0,1'; 0 = eye level), for an agent "
+        "without the ground-truth channel (a robot with a torso or mast); '' = the levels of the ground truth's "
+        "capture layout when it is subscribed, else one level (the agent never asks for up / down)",
+    )
     max_stamp_ahead_s: float = setting(
         10.0,
         "an image stamped more seconds than this ahead of the node's clock (ROS time: follows use_sim_time) "
@@ -228,6 +235,30 @@ def check_verifier_values(values: Mapping[str, Any]) -> None:
             f"parameter 'default_step_budget' = {default_budget}; expected at most max_step_budget ({max_budget})"
         )
     qos_settings_from(values, FRAME_QOS)
+    parse_height_levels(values.get("height_levels", ""))
+
+
+def parse_height_levels(text: str) -> tuple[int, ...]:
+    """The ``height_levels`` parameter as sorted levels (() for ''); ParameterError in one line for a value
+    that is not a list of levels in MIN_LEVEL..MAX_LEVEL holding the eye level."""
+    if not text.strip():
+        return ()
+    try:
+        levels = {int(item) for item in text.split(",")}
+    except ValueError:
+        raise ParameterError(
+            f"parameter 'height_levels' = {text!r}; expected comma-separated integers such as '-1,0,1'"
+        ) from None
+    outside = sorted(level for level in levels if not MIN_LEVEL <= level <= MAX_LEVEL)
+    if outside:
+        raise ParameterError(
+            f"parameter 'height_levels' = {text!r}; level(s) {outside} outside {MIN_LEVEL}..{MAX_LEVEL}"
+        )
+    if EYE_LEVEL not in levels:
+        raise ParameterError(
+            f"parameter 'height_levels' = {text!r}; must include the eye level {EYE_LEVEL}, where episodes start"
+        )
+    return tuple(sorted(levels))
 
 
 def factory_config(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from aiv_verifier.evidence_tables import (
 from ..spec import EvalSpec, SpecError
 from .calibration import fit_backend
 from .survey import SurveyPair, SurveySource, pair_from_json, pair_to_json, survey_pairs
-from .visibility_fit import visibility_rows
+from .visibility_fit import visibility_level_rows, visibility_rows
 
 
 def dataset_origin(root: Path, split: str, pairs: int) -> FittedOn:
@@ -120,7 +120,15 @@ def _run_survey(
                 seed_policy=str(spec.sim["seed_policy"]),
                 view_priority=str(spec.sim["view_priority"]),
             )
-            found = list(survey_pairs(source, spec.agent_config(), spec.agent_flat(), limit=args.limit))
+            found = list(
+                survey_pairs(
+                    source,
+                    spec.agent_config(),
+                    spec.agent_flat(),
+                    limit=args.limit,
+                    levels=bool(getattr(args, "survey_levels", False)),
+                )
+            )
             print(f"[aiv-eval] surveyed {len(found)} pairs of {root} {split} for {key}", file=sys.stderr)
             pairs.extend(found)
             fitted.append(dataset_origin(root, split, len(found)))
@@ -172,11 +180,16 @@ def _cmd_visibility(args: argparse.Namespace) -> int:
     if not pairs:
         raise SpecError("nothing was surveyed: no pair could be started")
     rows = visibility_rows(pairs)
+    level_rows = visibility_level_rows(pairs)
     command = "aiv-eval " + " ".join(shlex.quote(part) for part in sys.argv[1:])
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(visibility_document(fitted, command, rows), indent=1) + "\n", encoding="utf-8")
-    print(f"visibility model: {len(rows)} rows from {len(pairs)} pairs; wrote {out}")
+    document = visibility_document(fitted, command, rows, level_rows)
+    out.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    print(
+        f"visibility model: {len(rows)} rows and {len(level_rows)} rows by level from {len(pairs)} pairs; "
+        f"wrote {out}"
+    )
     return 0
 
 
@@ -219,10 +232,11 @@ def add_evidence_subcommands(subparsers: argparse._SubParsersAction[argparse.Arg
     p.add_argument(
         "--merge", action="store_true", help="keep the other backends' tables of an existing --out file"
     )
-    p.set_defaults(func=_checked(_cmd_calibrate))
+    p.set_defaults(func=_checked(_cmd_calibrate), survey_levels=False)
     p = subparsers.add_parser("visibility", help="fit the uncertainty next-best-view's visibility model")
     _survey_arguments(p)
-    p.set_defaults(func=_checked(_cmd_visibility))
+    # The visibility model is counted by height level too: every view an episode with levels serves.
+    p.set_defaults(func=_checked(_cmd_visibility), survey_levels=True)
 
 
 def _checked(command: Any) -> Any:

@@ -184,7 +184,7 @@ class EmbeddingSession(SessionBase):
         move = None
         if not reason:
             move = self._choose_move(frame)
-            self.bookkeeping.set_pending_move(move.target_index, move.direction)
+            self.bookkeeping.set_pending_move(move.target_index, move.direction, move.target_level)
         step = AgentStep(
             step=frame.step_count,
             sector=frame.current_sector,
@@ -202,6 +202,7 @@ class EmbeddingSession(SessionBase):
                 scores, view, cross, duplicate=book.is_duplicate, converged=reason == MARGIN_REASON
             ),
             answers=(),
+            level=frame.current_level,
         )
         self.steps.append(step)
         self._finished = bool(reason)
@@ -236,6 +237,7 @@ class EmbeddingSession(SessionBase):
             object_category=self.query.category,
             query_mode="direct",
         )
+        request = self._with_levels(request, frame)
         stage = time.perf_counter()
         choice = self.agent.nbv.choose(request)
         self.clock.add("nbv", stage)

@@ -33,23 +33,27 @@ def run_episode(
     budget: int,
     start_stamp: int | None = None,
     start_sector: int = 0,
+    start_level: int = 0,
     on_step: StepHook[StepT] | None = None,
 ) -> EpisodeTrace[StepT]:
     """Play one episode to its end and return the trace; a failure is the trace's ``failure_reason``.
 
-    ``budget`` is the most steps the loop takes; ``start_stamp`` / ``start_sector`` describe the first view
-    (None: the port's newest frame). An exception from the agent ends the episode as a failure rather than
-    propagating, because a backend bug must cost one episode, not the process serving it.
+    ``budget`` is the most steps the loop takes, every move counted alike (``up`` / ``down`` as planar ones);
+    ``start_stamp`` / ``start_sector`` / ``start_level`` describe the first view (None: the port's newest
+    frame). The loop follows the (sector, level) each move result names, for ports whose frames do not. An
+    exception from the agent ends the episode as a failure rather than propagating, because a backend bug must
+    cost one episode, not the process serving it.
     """
     trace: EpisodeTrace[StepT] = EpisodeTrace(episode_key)
     stamp, sector, navigation_failed = start_stamp, start_sector, False
+    level = start_level
     for step_count in range(budget):
         if port.cancelled():
             trace.cancelled = True
             trace.failure_reason = CANCELLED_REASON
             return trace
         try:
-            frame = port.frame(FrameRequest(stamp, step_count, sector, navigation_failed))
+            frame = port.frame(FrameRequest(stamp, step_count, sector, navigation_failed, level))
         except FrameUnavailable as error:
             trace.failure_reason = f"frame timeout at step {step_count}: {error}"
             return trace
@@ -61,8 +65,9 @@ def run_episode(
         except Exception as error:
             trace.failure_reason = f"agent error at step {step_count}: {error!r}"
             return trace
+        seen_level = frame.current_level
         if step.stopped:
-            _report(on_step, frame, trace.add(step, MoveOutcome.DECIDED))
+            _report(on_step, frame, trace.add(step, MoveOutcome.DECIDED, level=seen_level))
             outage = _model_outage(agent)
             if outage:  # the step stays in the transcript; the answer does not stand
                 trace.failure_reason = f"step {step_count}: {outage}"
@@ -75,7 +80,7 @@ def run_episode(
             report = port.move(direction)
         except MoveCancelled as error:
             # The view was judged and the move asked for: the step stays in the transcript, its move refused.
-            _report(on_step, frame, trace.add(step, MoveOutcome.REJECTED))
+            _report(on_step, frame, trace.add(step, MoveOutcome.REJECTED, level=seen_level))
             trace.cancelled = True
             trace.failure_reason = (
                 f"{CANCELLED_REASON} during the move {direction!r} of step {step_count} ({error})"
@@ -84,7 +89,7 @@ def run_episode(
         except MoveFailed as error:
             trace.failure_reason = f"step {step_count}: move {direction!r} failed: {error}"
             return trace
-        _report(on_step, frame, trace.add(step, report.outcome, report.trap_view))
+        _report(on_step, frame, trace.add(step, report.outcome, report.trap_view, seen_level))
         if report.outcome is MoveOutcome.REJECTED:
             trace.failure_reason = f"step {step_count}: the move server refused: {report.message}"
             return trace
@@ -93,6 +98,8 @@ def run_episode(
             stamp = report.frame_stamp
         if report.sector is not None:
             sector = report.sector
+        if report.level is not None:
+            level = report.level
     trace.failure_reason = f"the step budget of {budget} ran out without a decision"
     return trace
 

@@ -46,26 +46,30 @@ class FrameRequest:
     ``stamp`` names the frame (what the start or the last move result named; None: the newest one). The
     other fields are the loop's own bookkeeping, for ports whose frames do not carry it: ``step_count`` is
     the step about to be taken, ``sector`` where the last move result said the camera is, and
-    ``navigation_failed`` whether the last move was refused (so this frame repeats the previous view).
+    ``navigation_failed`` whether the last move was refused (so this frame repeats the previous view),
+    ``level`` the camera height level the last move result named (0: eye level, or nothing said).
     """
 
     stamp: int | None
     step_count: int
     sector: int
     navigation_failed: bool
+    level: int = 0
 
 
 @dataclass(frozen=True)
 class MoveReport:
     """What a move did: the outcome, whether it arrived at a trap view, and (when the port knows) the
     sector the camera is in now and the stamp of the frame that shows it (None: keep the previous one).
-    ``message`` explains a ``REJECTED`` outcome."""
+    ``message`` explains a ``REJECTED`` outcome. ``level`` is the camera height level now (None: the port
+    does not say, the previous one stands)."""
 
     outcome: MoveOutcome
     trap_view: bool = False
     sector: int | None = None
     frame_stamp: int | None = None
     message: str = ""
+    level: int | None = None
 
 
 class EpisodePort(Protocol):

@@ -39,6 +39,8 @@ class ViewFrame:
     ``target_visible`` is the privileged mask-over-threshold flag (LLM-NBV trap warnings), ``geometry`` the
     capture layout for angular FPS. ``focal_px`` is the camera's horizontal focal length in pixels of
     ``image`` when the camera publishes its calibration (None: unknown; see :mod:`aiv_verifier.camera_model`).
+    ``current_level`` is the camera height level of the view (0: eye level) and ``levels`` the levels the
+    episode has views at, as far as the port knows ((0,): one level, so the agent never asks for up / down).
     """
 
     image: np.ndarray
@@ -53,6 +55,13 @@ class ViewFrame:
     privileged: PrivilegedViewInfo | None = None
     geometry: SectorGeometry | None = None
     focal_px: float | None = None
+    current_level: int = 0
+    levels: tuple[int, ...] = (0,)
+
+    @property
+    def episode_levels(self) -> tuple[int, ...]:
+        """The episode's levels with the current one (a port that knows none still reports where it is)."""
+        return tuple(sorted({*self.levels, self.current_level}))
 
 
 @dataclass(frozen=True)
@@ -98,6 +107,7 @@ class AgentStep:
     answers: tuple[AttributeAnswer, ...]
     abstained: bool = False  # stopped without deciding: UNDECIDED (evidential fusion; decision is Unsure)
     evidence: EvidenceSummary | None = None  # the evidential fusion's state after this step
+    level: int = 0  # camera height level of the view judged (0: eye level)
 
     @property
     def stopped(self) -> bool:

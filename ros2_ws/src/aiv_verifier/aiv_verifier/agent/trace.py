@@ -23,6 +23,7 @@ class TraceEntry(Generic[StepT]):
     step: StepT
     move_result: MoveOutcome
     trap_view: bool = False  # the move arrived at a view where the target is not clearly visible
+    level: int = 0  # camera height level of the view this step judged (0: eye level)
 
 
 @dataclass
@@ -38,8 +39,10 @@ class EpisodeTrace(Generic[StepT]):
     failure_reason: str = ""
     cancelled: bool = False
 
-    def add(self, step: StepT, move_result: MoveOutcome, trap_view: bool = False) -> TraceEntry[StepT]:
-        entry = TraceEntry(step, move_result, trap_view)
+    def add(
+        self, step: StepT, move_result: MoveOutcome, trap_view: bool = False, level: int = 0
+    ) -> TraceEntry[StepT]:
+        entry = TraceEntry(step, move_result, trap_view, level)
         self.entries.append(entry)
         return entry
 

@@ -156,6 +156,7 @@ class TrainedSession(SessionBase):
             move=move,
             attributes=(_verification_row(mapped.verification),),
             answers=(AttributeAnswer(VERIFICATION_ROW, mapped.verification, reply),),
+            level=frame.current_level,
         )
         self.steps.append(step)
         self._finished = step.stopped

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 
 from aiv_models.timing import StageClock
 
@@ -33,6 +34,7 @@ from ..core.policy_bookkeeping import EpisodeBookkeeping, StepBookkeeping
 from ..core.stopping import DecisionMode, evaluate_stop
 from ..core.tracker import AttributeStateTracker
 from ..core.types import Attribute, AttributeState, Decision, ViewJudgement
+from ..core.visibility import claim_vertical
 from ..detection.base import BoxMode, Detector, crop_view
 from ..query.types import QueryMode, QuerySpec
 from ..verification.base import AttributeAnswer, check_answers
@@ -111,7 +113,24 @@ class SessionBase:
                 f"episode {self.episode_key!r}: got step_count {frame.step_count}, expected {len(self.steps)}"
             )
         return self.bookkeeping.begin_step(
-            frame.current_sector, frame.navigation_failed, frame.target_visible, frame.image_key
+            frame.current_sector,
+            frame.navigation_failed,
+            frame.target_visible,
+            frame.image_key,
+            frame.current_level,
+        )
+
+    def _with_levels(self, request: NbvRequest, frame: ViewFrame) -> NbvRequest:
+        """The NBV request with what it says about height levels: the current view's level, the episode's
+        levels and the used and watched views (all at eye level in a one-level episode, where no strategy
+        reads them)."""
+        return replace(
+            request,
+            current_level=frame.current_level,
+            levels=frame.episode_levels,
+            visited_views=self.bookkeeping.visited_views,
+            failed_views=self.bookkeeping.failed_views,
+            view_visibility=self.bookkeeping.view_visibility,
         )
 
     def _crop(self, frame: ViewFrame) -> tuple[CropResult, list[str]]:
@@ -206,7 +225,10 @@ class VerificationSession(SessionBase):
             self.evidence = components.evidence.new_ledger(
                 [
                     ClaimItem(
-                        attribute.name, attribute_claim_kind(attribute), view_hint(attribute.evidence_phrase)
+                        attribute.name,
+                        attribute_claim_kind(attribute),
+                        view_hint(attribute.evidence_phrase),
+                        claim_vertical(attribute.name, attribute.evidence_phrase),
                     )
                     for attribute in query.attributes
                 ]
@@ -253,7 +275,7 @@ class VerificationSession(SessionBase):
         move = None
         if not outcome.stop:
             move = self._choose_move(frame, book.failed_direction)
-            self.bookkeeping.set_pending_move(move.target_index, move.direction)
+            self.bookkeeping.set_pending_move(move.target_index, move.direction, move.target_level)
         remaining = self.max_steps - frame.step_count - 1
         summary = self.evidence.summary() if self.evidence is not None else None
         step = AgentStep(
@@ -271,6 +293,7 @@ class VerificationSession(SessionBase):
             answers=answers,
             abstained=outcome.stop and outcome.decision is Decision.UNSURE,
             evidence=summary,
+            level=frame.current_level,
         )
         self.steps.append(step)
         self._finished = outcome.stop
@@ -280,10 +303,15 @@ class VerificationSession(SessionBase):
         self, frame: ViewFrame, crop: CropResult, answers: tuple[AttributeAnswer, ...]
     ) -> None:
         """File the view's answers as evidence under its pose (sector and capture): a pose seen again replaces
-        its earlier answers (weights: :func:`~aiv_verifier.core.evidential.view_weight`)."""
+        its earlier answers (weights: :func:`~aiv_verifier.core.evidential.view_weight`). A view at another
+        height level than the eye level is filed with its level too (:func:`~aiv_verifier.core.nbv_uncertainty.
+        pose_level`)."""
         assert self.evidence is not None
+        pose: tuple[object, ...] = (frame.current_sector, frame.capture_tag)
+        if frame.current_level != 0:
+            pose = (*pose, frame.current_level)
         self.evidence.record(
-            (frame.current_sector, frame.capture_tag),
+            pose,
             [
                 ClaimAnswer(answer.attribute, answer.answer, is_object_claim(answer.debug))
                 for answer in answers
@@ -334,6 +362,7 @@ class VerificationSession(SessionBase):
             evidence=self.evidence,
             evidence_policy=self.components.evidence,
         )
+        request = self._with_levels(request, frame)
         stage = time.perf_counter()
         choice = self.components.nbv.choose(request)
         self.clock.add("nbv", stage)

@@ -61,11 +61,13 @@ def view_quality(box: PixelBox | None) -> str:
 
 @dataclass(frozen=True)
 class ClaimItem:
-    """One claim the evidence is kept for: the query item's name, its claim kind and view hint."""
+    """One claim the evidence is kept for: the query item's name, its claim kind, view hint and vertical hint
+    (``top`` / ``bottom`` / ``none``: :func:`~.visibility.vertical_hint`, read only with height levels)."""
 
     name: str
     kind: str
     hint: str = "all_round"
+    vertical: str = "none"
 
 
 @dataclass(frozen=True)

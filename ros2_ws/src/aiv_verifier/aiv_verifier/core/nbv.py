@@ -5,6 +5,10 @@ which includes failed targets) and which moves were refused, which relative dire
 None of them knows which sectors are navigable beyond past failures, exactly like the reference. All
 randomness comes from seeds derived from (base seed, episode key, step), so a run is repeatable across
 processes.
+
+With camera height levels (an episode whose ``levels`` hold more than one), every strategy chooses among the
+views one move away, (sector, level) pairs (:mod:`.view_sphere`): planar moves at the current level and
+``up`` / ``down`` at the current sector. A one-level episode takes the ring code below unchanged.
 """
 
 from __future__ import annotations
@@ -16,28 +20,45 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
+from aiv_dataset.levels import LEVEL_DIRECTIONS
 from aiv_dataset.vocabulary import SECTOR_COUNT, relative_direction, target_sector
 
 from .evidential import EvidenceLedger, EvidentialPolicy
 from .nbv_prompt import (
     AttributeStatus,
     allowed_directions_text,
+    allowed_view_directions_text,
     attribute_status_text,
     default_template_path,
     description_status_text,
     direction_guide_text,
     fill_prompt_slots,
+    height_note_text,
     list_text,
     load_prompt_template,
     offered_directions,
+    offered_view_directions,
     parse_direction_response,
     resolve_direction,
+    view_visibility_warning_text,
     visibility_warning_text,
     visited_direction_names,
+    visited_view_names,
 )
 from .sector_geometry import SectorGeometry, capture_azimuths_of, sector_azimuths, shortest_arc
 from .seeding import seeded_rng
 from .types import LanguageModel
+from .view_sphere import (
+    View,
+    angle_between,
+    candidate_views,
+    is_multi_level,
+    level_elevations,
+    move_to,
+    neighbour_views,
+    seen_directions,
+    view_direction,
+)
 
 DEFAULT_BASE_SEED = 42
 QUERY_MODES = ("attribute", "direct")
@@ -69,6 +90,16 @@ class NbvRequest:
     evidence: EvidenceLedger | None = None
     """The episode's evidential opinions (uncertainty strategy; None when the session keeps none)."""
     evidence_policy: EvidentialPolicy | None = None
+    current_level: int = 0
+    """Camera height level of the current view (0: eye level)."""
+    levels: tuple[int, ...] = (0,)
+    """The levels this episode has views at; more than one makes ``up`` / ``down`` candidates."""
+    visited_views: frozenset[View] = frozenset()
+    """(sector, level) views observed or refused; ``visited`` / ``failed`` are the sectors used up at the
+    current level (what the planar moves are judged against, as on one ring)."""
+    failed_views: frozenset[View] = frozenset()
+    view_visibility: Mapping[View, bool] = field(default_factory=dict)
+    """Privileged mask flag per visited view (the LLM trap warning with levels)."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.current_sector < SECTOR_COUNT:
@@ -76,15 +107,43 @@ class NbvRequest:
         if self.query_mode not in QUERY_MODES:
             raise ValueError(f"query_mode must be one of {QUERY_MODES}, got {self.query_mode!r}")
 
+    @property
+    def multi_level(self) -> bool:
+        return is_multi_level(self.levels)
+
+    @property
+    def current_view(self) -> View:
+        return (self.current_sector, self.current_level)
+
+    @property
+    def used_views(self) -> frozenset[View]:
+        """Views no strategy picks: visited or refused (the current level's sector sets included)."""
+        level = self.current_level
+        return (
+            self.visited_views
+            | self.failed_views
+            | {(sector, level) for sector in self.visited | self.failed}
+            | {self.current_view}
+        )
+
+    def candidate_views(self) -> list[View]:
+        return candidate_views(self.current_view, self.levels, self.used_views)
+
 
 @dataclass(frozen=True)
 class NbvChoice:
-    """The move to request: relative direction name, the virtual sector it aims at, and why."""
+    """The move to request: relative direction name (or ``up`` / ``down``), the virtual sector and height level
+    it aims at, and why."""
 
     direction: str
     target_index: int
     reason: str
     debug: dict[str, Any] = field(default_factory=dict)
+    target_level: int = 0
+
+    @property
+    def target_view(self) -> View:
+        return (self.target_index, self.target_level)
 
 
 class NbvStrategy(Protocol):
@@ -97,8 +156,31 @@ def _unvisited(request: NbvRequest) -> list[int]:
     return [k for k in range(SECTOR_COUNT) if k not in request.visited and k not in request.failed]
 
 
+def _view_choice(request: NbvRequest, target: View, reason: str, debug: dict[str, Any]) -> NbvChoice:
+    return NbvChoice(move_to(request.current_view, target), target[0], reason, debug, target[1])
+
+
+def _views_text(views: list[View]) -> str:
+    return "[" + ", ".join(f"s{sector}/L{level}" for sector, level in views) + "]"
+
+
+def _random_neighbour(request: NbvRequest, base_seed: int, why: str) -> NbvChoice:
+    """The last resort with levels: any view one move away, used up or not."""
+    options = neighbour_views(request.current_view, request.levels)
+    rng = seeded_rng(base_seed, request.episode_key, len(request.used_views), "non-current")
+    target = options[rng.randrange(len(options))]
+    return _view_choice(
+        request,
+        target,
+        f"{why}; picked view {_views_text([target])} at random among the neighbouring ones",
+        {"fallback": "random_non_current", "options": [list(view) for view in options]},
+    )
+
+
 def _random_non_current(request: NbvRequest, base_seed: int, why: str) -> NbvChoice:
     """Last resort shared by all strategies when nothing unvisited is left: any sector but the current one."""
+    if request.multi_level:
+        return _random_neighbour(request, base_seed, why)
     options = [k for k in range(SECTOR_COUNT) if k != request.current_sector]
     target = seeded_rng(base_seed, request.episode_key, len(request.visited), "non-current").choice(options)
     return NbvChoice(
@@ -118,6 +200,8 @@ class RandomNbv:
         self.base_seed = base_seed
 
     def choose(self, request: NbvRequest) -> NbvChoice:
+        if request.multi_level:
+            return self._choose_view(request)
         candidates = _unvisited(request)
         if not candidates:
             return _random_non_current(request, self.base_seed, "random: every sector is visited or failed")
@@ -128,6 +212,21 @@ class RandomNbv:
             target,
             f"random: picked {direction} (sector {target}) uniformly among unvisited sectors {candidates}",
             {"candidates": candidates},
+        )
+
+    def _choose_view(self, request: NbvRequest) -> NbvChoice:
+        """Uniform over the unused views one move away, seeded by episode and number of used views."""
+        candidates = request.candidate_views()
+        if not candidates:
+            return _random_neighbour(request, self.base_seed, "random: every neighbouring view is used up")
+        rng = seeded_rng(self.base_seed, request.episode_key, len(request.used_views))
+        target = candidates[rng.randrange(len(candidates))]
+        return _view_choice(
+            request,
+            target,
+            f"random: picked {move_to(request.current_view, target)} (view {_views_text([target])}) uniformly "
+            f"among unused views {_views_text(candidates)}",
+            {"candidates": [list(view) for view in candidates]},
         )
 
 
@@ -145,6 +244,8 @@ class FarthestNbv:
         self.base_seed = base_seed
 
     def choose(self, request: NbvRequest) -> NbvChoice:
+        if request.multi_level:
+            return self._choose_view(request)
         candidates = _unvisited(request)
         if not candidates:
             return _random_non_current(request, self.base_seed, "farthest: every sector is visited or failed")
@@ -184,6 +285,47 @@ class FarthestNbv:
             },
         )
 
+    def _choose_view(self, request: NbvRequest) -> NbvChoice:
+        """FPS on the view sphere: each unused view one move away is scored by the smallest angle between its
+        viewing direction from the goal and those of every located capture of a visited view; the largest
+        wins, ties going to the first in :func:`~.view_sphere.candidate_views` order."""
+        candidates = request.candidate_views()
+        if not candidates:
+            return _random_neighbour(request, self.base_seed, "farthest: every neighbouring view is used up")
+        geometry = request.geometry
+        azimuths = sector_azimuths(geometry) if geometry is not None else None
+        if geometry is None or azimuths is None:
+            rng = seeded_rng(self.base_seed, request.episode_key, len(request.used_views))
+            target = candidates[rng.randrange(len(candidates))]
+            return _view_choice(
+                request,
+                target,
+                f"farthest: no capture coordinates, picked {move_to(request.current_view, target)} at random "
+                f"among unused views {_views_text(candidates)}",
+                {"fallback": "random_unvisited", "candidates": [list(view) for view in candidates]},
+            )
+        elevations = level_elevations(geometry)
+        seen = seen_directions(geometry, request.used_views)
+        scores: dict[View, float] = {}
+        best, best_score = candidates[0], -math.inf
+        for view in candidates:
+            direction = view_direction(geometry, azimuths, elevations, view)
+            score = min((angle_between(direction, other) for other in seen), default=math.pi)
+            scores[view] = score
+            if score > best_score:
+                best, best_score = view, score
+        return _view_choice(
+            request,
+            best,
+            f"farthest: {move_to(request.current_view, best)} (view {_views_text([best])}) is "
+            f"{math.degrees(best_score):.1f} deg from the nearest visited view on the view sphere, the largest "
+            "gap among unused views",
+            {
+                "scores_deg": {f"{k[0]}/{k[1]}": round(math.degrees(v), 3) for k, v in scores.items()},
+                "visited_capture_count": len(seen),
+            },
+        )
+
 
 class LlmNbv:
     """Ask a vision-language model, shown the full scene image, which allowed direction to take next.
@@ -209,9 +351,15 @@ class LlmNbv:
             "direct": load_prompt_template(direct_template_path or default_template_path("direct")),
         }
 
+    def offered(self, request: NbvRequest) -> list[str]:
+        """The directions the prompt lists and the parser accepts (``up`` / ``down`` only with levels)."""
+        if request.multi_level:
+            return offered_view_directions(request.current_view, request.levels, request.used_views)
+        return offered_directions(request.current_sector, request.visited)
+
     def build_prompt(self, request: NbvRequest) -> str:
         descriptions = [*request.descriptions[:3], "", "", ""][:3]
-        offered = offered_directions(request.current_sector, request.visited)
+        offered = self.offered(request)
         if request.query_mode == "attribute":
             status = attribute_status_text(request.attributes)
         else:
@@ -230,7 +378,18 @@ class LlmNbv:
                 request.current_sector, request.sector_visibility, request.geometry, request.failed_direction
             ),
             "direction_guide": direction_guide_text(offered),
+            "height_note": height_note_text(request.current_level, request.levels),
         }
+        if request.multi_level:
+            slots["visited_directions"] = list_text(
+                visited_view_names(
+                    request.current_view, request.visited_views | {request.current_view}, request.geometry
+                )
+            )
+            slots["allowed_directions"] = allowed_view_directions_text(offered)
+            slots["visibility_warning"] = view_visibility_warning_text(
+                request.current_view, request.view_visibility, request.geometry, request.failed_direction
+            )
         return fill_prompt_slots(self.templates[request.query_mode], slots)
 
     def choose(self, request: NbvRequest) -> NbvChoice:
@@ -250,11 +409,11 @@ class LlmNbv:
         if not isinstance(response, str):
             response, error = "", f"model returned {type(response).__name__}, expected str"
 
-        offered = offered_directions(request.current_sector, request.visited)
-        parsed = parse_direction_response(response)
+        offered = self.offered(request)
+        parsed = parse_direction_response(response, height_moves=request.multi_level)
         rng = seeded_rng(self.base_seed, request.episode_key, request.step, "llm-nbv")
         direction, fell_back = resolve_direction(parsed, offered, rng)
-        target = target_sector(request.current_sector, direction)
+        target, target_level = _target_of(request, direction)
         if fell_back:
             reason = (
                 f"llm: answer {parsed.raw_choice!r} is not an offered direction {offered}; "
@@ -278,7 +437,16 @@ class LlmNbv:
                 "fallback": fell_back,
                 "error": error,
             },
+            target_level,
         )
+
+
+def _target_of(request: NbvRequest, direction: str) -> View:
+    """The view a direction leads to from the request's current view (index arithmetic; up / down: one level)."""
+    offset = LEVEL_DIRECTIONS.get(direction)
+    if offset is not None:
+        return request.current_sector, request.current_level + offset
+    return target_sector(request.current_sector, direction), request.current_level
 
 
 _NBV_REGISTRY: dict[str, Callable[..., NbvStrategy]] = {}

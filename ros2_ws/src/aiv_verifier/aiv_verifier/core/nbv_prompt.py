@@ -3,6 +3,11 @@
 Prompt wording lives in text files (``aiv_verifier/prompts/nav_attr.txt`` / ``nav_direct.txt`` by default) so
 a user can point a parameter at the reference prompts to reproduce a paper run. Only the named slots below are
 filled; every other brace (e.g. a JSON example) is left untouched, so templates need no brace escaping.
+
+An episode with camera height levels adds ``up`` / ``down`` to the allowed directions and the direction guide
+(as E3VS offers ``move_up`` / ``move_down``), names visited views at other levels, and fills the
+``{height_note}`` slot with the current camera height. A one-level episode fills that slot with "" and gets
+exactly the prompt it always got.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from aiv_dataset.levels import LEVEL_DIRECTIONS, LEVEL_NAMES
 from aiv_dataset.vocabulary import SECTOR_COUNT, target_sector
 
 from .sector_geometry import SectorGeometry, relative_direction_by_geometry
@@ -30,6 +36,7 @@ PROMPT_SLOTS: tuple[str, ...] = (
     "allowed_directions",
     "visibility_warning",
     "direction_guide",
+    "height_note",
 )
 _SLOT_PATTERN = re.compile(r"\{(" + "|".join(PROMPT_SLOTS) + r")\}")
 
@@ -61,7 +68,15 @@ _DIRECTION_GUIDE: Mapping[str, str] = {
     "back": "back: go all the way round to the opposite side of the object (180 degrees)",
     "back-left": "back-left: about 120 degrees round to your left, just left of the opposite side",
     "back-right": "back-right: about 120 degrees round to your right, just right of the opposite side",
+    "up": "up: stay on this side and raise the camera one height level, tilted down at the object, to see its "
+    "top (a lid, a print on top, what is inside an open container) or over something in front of it",
+    "down": "down: stay on this side and lower the camera one height level, tilted up at the object, to see "
+    "its underside (a sole, the base) or under something in front of it",
 }
+#: Height moves, in the order the prompt lists them after the planar ones.
+HEIGHT_DIRECTIONS: tuple[str, ...] = ("up", "down")
+
+ViewKey = tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -189,6 +204,93 @@ def direction_guide_text(offered: Sequence[str]) -> str:
     return "\n".join(f"- {_DIRECTION_GUIDE[name]}" for name in offered)
 
 
+def _level_label(level: int) -> str:
+    return LEVEL_NAMES.get(level, f"level {level}")
+
+
+def offered_view_directions(
+    current: ViewKey, levels: Sequence[int], used: frozenset[ViewKey] | set[ViewKey]
+) -> list[str]:
+    """With height levels: the planar moves whose view at the current level is unused (reference order), then
+    ``up`` / ``down`` where that level exists and its view here is unused; ``["back"]`` when nothing is left."""
+    sector, level = current
+    planar = [name for name in CANDIDATE_DIRECTIONS if (target_sector(sector, name), level) not in used]
+    vertical = [
+        name
+        for name in HEIGHT_DIRECTIONS
+        if level + LEVEL_DIRECTIONS[name] in levels and (sector, level + LEVEL_DIRECTIONS[name]) not in used
+    ]
+    return planar + vertical or [EMPTY_ALLOWED_FALLBACK]
+
+
+def allowed_view_directions_text(offered: Sequence[str]) -> str:
+    """The ``{allowed_directions}`` slot with height levels (the ``["back"]`` fallback rendered as on a ring)."""
+    return EMPTY_ALLOWED_TEXT if list(offered) == [EMPTY_ALLOWED_FALLBACK] else list_text(offered)
+
+
+def visited_view_names(
+    current: ViewKey, visited: frozenset[ViewKey] | set[ViewKey], geometry: SectorGeometry | None
+) -> list[str]:
+    """Visited views named from the current one: the planar name, with the height when it is another level
+    ("back (above)"); the current level first, nearest-left first within a level, no duplicates."""
+    sector, level = current
+    named = sorted(
+        (
+            abs(view_level - level),
+            -view_level,
+            (view_sector - sector) % SECTOR_COUNT,
+            relative_direction_by_geometry(geometry, sector, view_sector)
+            + ("" if view_level == level else f" ({_level_label(view_level)})"),
+        )
+        for view_sector, view_level in visited
+    )
+    names: list[str] = []
+    for *_, name in named:
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def height_note_text(current_level: int, levels: Sequence[int]) -> str:
+    """The ``{height_note}`` slot: "" for one level, else a line saying the camera height and the levels."""
+    if len(set(levels)) <= 1:
+        return ""
+    names = ", ".join(_level_label(level) for level in sorted(set(levels)))
+    return (
+        f"\n- Camera height: {_level_label(current_level)} level (this place has views at: {names}); "
+        '"up" and "down" change the height without walking round the object'
+    )
+
+
+def view_visibility_warning_text(
+    current: ViewKey,
+    view_visibility: Mapping[ViewKey, bool],
+    geometry: SectorGeometry | None,
+    failed_direction: str | None,
+) -> str:
+    """:func:`visibility_warning_text` with height levels: the trap block names each view's height."""
+    sector, level = current
+    blocks = []
+    if any(visible is False for visible in view_visibility.values()):
+        ordered = sorted(
+            view_visibility,
+            key=lambda view: (abs(view[1] - level), -view[1], (view[0] - sector) % SECTOR_COUNT),
+        )
+        lines = ["Visibility warning (views taken so far):"]
+        for view in ordered:
+            name = relative_direction_by_geometry(geometry, sector, view[0])
+            seen = "target visible" if view_visibility[view] else "target NOT visible (trap view)"
+            lines.append(f"- {name} ({_level_label(view[1])}): {seen}")
+        lines.append("Prefer directions away from the sides and heights where the target could not be seen.")
+        blocks.append("\n".join(lines))
+    if failed_direction:
+        blocks.append(
+            f'Navigation failure: the last move "{failed_direction}" was impossible because that view cannot be '
+            "reached, so you are still at the same place. Pick a different direction."
+        )
+    return "\n\n".join(blocks)
+
+
 def visibility_warning_text(
     current_sector: int,
     sector_visibility: Mapping[int, bool],
@@ -228,12 +330,14 @@ class ParsedDirection:
     parsed_json: bool
 
 
-def parse_direction_response(response: str) -> ParsedDirection:
+def parse_direction_response(response: str, height_moves: bool = False) -> ParsedDirection:
     """Read ``chosen_direction`` from the JSON between the first "{" and the last "}" of the answer.
 
     Unparsable text, a missing key or a non-text value fall back to "front" (which is never allowed, so the
     caller's seeded fallback then applies). The value is lower-cased, spaces become hyphens, and the first
-    direction key contained in it (longest keys first) is its canonical form.
+    direction key contained in it (longest keys first) is its canonical form. With ``height_moves`` (an episode
+    with levels) the whole value "up" or "down" (also "move_up" / "move up", E3VS's names) reads as that height
+    move; it is never a substring match, and a one-level episode reads answers exactly as before.
     """
     start, end = response.find("{"), response.rfind("}")
     data: object = None
@@ -247,6 +351,10 @@ def parse_direction_response(response: str) -> ParsedDirection:
     if not isinstance(raw, str):
         raw = DEFAULT_CHOICE
     cleaned = raw.strip().lower().replace(" ", "-")
+    if height_moves:
+        height = cleaned.replace("_", "-").removeprefix("move-")
+        if height in HEIGHT_DIRECTIONS:
+            return ParsedDirection(raw_choice=raw, canonical=height, parsed_json=parsed_json)
     canonical = next((key for key in MATCH_KEYS if key in cleaned), None)
     return ParsedDirection(raw_choice=raw, canonical=canonical, parsed_json=parsed_json)
 

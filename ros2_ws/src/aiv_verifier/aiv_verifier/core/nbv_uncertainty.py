@@ -15,6 +15,13 @@ decision. The sector with the largest Σ_a gain(a, k) is asked for; ties, and an
 fall back to angular farthest-point sampling (:class:`~.nbv.FarthestNbv`), whose order also breaks ties.
 Whether any move can still change the outcome at all is the stopping rule's question
 (:meth:`~.evidential.EvidentialPolicy.reachable`), not this strategy's.
+
+With camera height levels the candidates are the unused views one move away (:mod:`.view_sphere`), and
+P(a visible from a view) comes from the visibility model's rows by level (:meth:`~.visibility.VisibilityModel.
+level_probability`): a's kind and vertical hint (a lid shows from above, a sole from below), the view's level
+and view type, and the distance to the nearest view that answered a without a Yes or No (``same`` when that is
+the same sector at another level). Ties and an episode without evidence go to farthest-point sampling on the
+view sphere. A one-level episode takes exactly the ring code.
 """
 
 from __future__ import annotations
@@ -27,7 +34,8 @@ from aiv_dataset.vocabulary import SECTOR_COUNT, relative_direction
 from .evidential import EvidenceLedger
 from .nbv import DEFAULT_BASE_SEED, FarthestNbv, NbvChoice, NbvRequest
 from .types import Decision
-from .visibility import VisibilityModel, distance_bin
+from .view_sphere import View, move_to
+from .visibility import VisibilityModel, distance_bin, level_distance_bin
 
 #: Degrees between neighbouring virtual sectors.
 SECTOR_SPACING_DEG = 360.0 / SECTOR_COUNT
@@ -50,6 +58,8 @@ class UncertaintyNbv:
         self.fallback = FarthestNbv(base_seed)
 
     def choose(self, request: NbvRequest) -> NbvChoice:
+        if request.multi_level:
+            return self._choose_view(request)
         fallback = self.fallback.choose(request)
         ledger = request.evidence
         candidates = [k for k in range(SECTOR_COUNT) if k not in request.visited and k not in request.failed]
@@ -73,6 +83,59 @@ class UncertaintyNbv:
             {"gains": {k: round(v, 6) for k, v in gains.items()}},
         )
 
+    def _choose_view(self, request: NbvRequest) -> NbvChoice:
+        fallback = self.fallback.choose(request)
+        ledger = request.evidence
+        candidates = request.candidate_views()
+        if ledger is None or not candidates:
+            return _annotated(fallback, "uncertainty: no evidence to weigh; " + fallback.reason)
+        claims = _claim_stakes(ledger)
+        gains = {view: self._view_gain(claims, view, _view_type_at(request, view)) for view in candidates}
+        shown = {f"{view[0]}/{view[1]}": round(value, 6) for view, value in gains.items()}
+        best = max(gains.values())
+        if best < MIN_GAIN:
+            debug = {**fallback.debug, "gains": shown}
+            return NbvChoice(
+                fallback.direction,
+                fallback.target_index,
+                "uncertainty: no view is expected to change the verdict; " + fallback.reason,
+                debug,
+                fallback.target_level,
+            )
+        order = _fps_view_order(fallback, candidates)
+        target = min((view for view in candidates if gains[view] >= best - MIN_GAIN), key=order.index)
+        direction = move_to(request.current_view, target)
+        return NbvChoice(
+            direction,
+            target[0],
+            f"uncertainty: {direction} (sector {target[0]}, level {target[1]}) is expected to move the verdict's "
+            f"probability most ({gains[target]:.3f})",
+            {"gains": shown},
+            target[1],
+        )
+
+    def _view_gain(self, claims: list[_ClaimStake], view: View, view_type: str) -> float:
+        sector, level = view
+        total = 0.0
+        for claim in claims:
+            others = claim.unsettled_views
+            nearest_view = min(
+                others,
+                key=lambda other: (sector_distance_deg(sector, other[0]), other[0] != sector),
+                default=None,
+            )
+            if nearest_view is None:
+                distance, eye_distance = "any", "any"
+            else:
+                degrees = sector_distance_deg(sector, nearest_view[0])
+                same = nearest_view[0] == sector
+                distance, eye_distance = level_distance_bin(degrees, same), distance_bin(degrees)
+            visible = self.visibility.level_probability(
+                claim.kind, claim.hint, claim.vertical, level, view_type, distance, eye_distance
+            )
+            total += visible * claim.stake
+        return total
+
     def _gain(self, claims: list[_ClaimStake], sector: int, view_type: str) -> float:
         total = 0.0
         for claim in claims:
@@ -94,6 +157,8 @@ class _ClaimStake:
     unsettled_sectors: tuple[
         int, ...
     ]  # sectors that answered it without a Yes or No (empty: settled somewhere)
+    vertical: str = "none"
+    unsettled_views: tuple[View, ...] = ()  # the same as (sector, level) views
 
 
 def _claim_stakes(ledger: EvidenceLedger) -> list[_ClaimStake]:
@@ -113,12 +178,44 @@ def _claim_stakes(ledger: EvidenceLedger) -> list[_ClaimStake]:
         after_no = ledger.summary({item.name: ledger.table.evidence(item.kind, "", Decision.NO)}).probability
         change = holds * abs(after_yes - base) + (1.0 - holds) * abs(after_no - base)
         unsettled: tuple[int, ...] = ()
+        views: tuple[View, ...] = ()
         if not ledger.settled_anywhere(item.name):
-            unsettled = tuple(
-                int(pose[0]) for pose in ledger.unsettled_poses(item.name) if isinstance(pose, tuple) and pose
-            )
-        stakes.append(_ClaimStake(item.kind, item.hint, decisive_rate * change, unsettled))
+            poses = [pose for pose in ledger.unsettled_poses(item.name) if isinstance(pose, tuple) and pose]
+            unsettled = tuple(int(pose[0]) for pose in poses)
+            views = tuple((int(pose[0]), pose_level(pose)) for pose in poses)
+        stakes.append(
+            _ClaimStake(item.kind, item.hint, decisive_rate * change, unsettled, item.vertical, views)
+        )
     return stakes
+
+
+def pose_level(pose: tuple[object, ...]) -> int:
+    """The height level of an evidence pose: ``(sector, capture tag)`` is eye level, ``(sector, capture tag,
+    level)`` names its level (the session files views of other levels so)."""
+    if len(pose) >= 3 and isinstance(pose[2], int) and not isinstance(pose[2], bool):
+        return pose[2]
+    return 0
+
+
+def _view_type_at(request: NbvRequest, view: View) -> str:
+    """The view type of the view's first listed capture at its level, "any" when unknown."""
+    if request.geometry is None:
+        return "any"
+    for capture in request.geometry.captures:
+        if (capture.virtual_sector, capture.level) == view:
+            return capture.view_type if capture.view_type in ("far", "near") else "any"
+    return "any"
+
+
+def _fps_view_order(fallback: NbvChoice, candidates: list[View]) -> list[View]:
+    """Candidate views in farthest-point preference on the view sphere (largest gap first, then list order)."""
+    scores = fallback.debug.get("scores_deg")
+    if not isinstance(scores, dict):
+        first = fallback.target_view
+        return [first, *[view for view in candidates if view != first]] if first in candidates else candidates
+    return sorted(
+        candidates, key=lambda view: (-float(scores.get(f"{view[0]}/{view[1]}", 0.0)), candidates.index(view))
+    )
 
 
 def _view_type(request: NbvRequest, sector: int) -> str:
@@ -146,4 +243,4 @@ def _annotated(choice: NbvChoice, reason: str, gains: dict[int, float] | None = 
     return NbvChoice(choice.direction, choice.target_index, reason, debug)
 
 
-__all__ = ["UncertaintyNbv", "sector_distance_deg"]
+__all__ = ["UncertaintyNbv", "pose_level", "sector_distance_deg"]

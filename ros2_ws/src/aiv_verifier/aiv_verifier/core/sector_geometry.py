@@ -4,6 +4,10 @@ NBV strategies only need azimuths around the object, so this is a dataset-indepe
 owns the dataset converts its capture records into :class:`SectorCapture`). Azimuths are the benchmark's
 (:mod:`aiv_dataset.azimuth`, the same functions the simulator maps sectors with): θ(p) = atan2(p_z − g_z,
 p_x − g_x) in the horizontal XZ plane of the capture data (y up).
+
+A dataset with camera height levels (:mod:`aiv_dataset.levels`) lists views of several levels; each capture
+carries its level. The virtual sectors and the per-sector azimuths come from the eye-level captures alone,
+exactly as the simulator builds its sector map, so a one-level episode's numbers are today's.
 """
 
 from __future__ import annotations
@@ -20,11 +24,13 @@ Vector3 = tuple[float, float, float]
 
 @dataclass(frozen=True)
 class SectorCapture:
-    """One captured viewpoint: its virtual sector, "far"/"near", and camera position (None if unknown)."""
+    """One captured viewpoint: its virtual sector, "far"/"near", camera position (None if unknown) and camera
+    height level (0 = eye level, the only one of a one-level dataset)."""
 
     virtual_sector: int
     view_type: str
     camera_position: Vector3 | None
+    level: int = 0
 
     def __post_init__(self) -> None:
         if not 0 <= self.virtual_sector < SECTOR_COUNT:
@@ -52,6 +58,17 @@ class SectorGeometry:
     @property
     def located_captures(self) -> tuple[SectorCapture, ...]:
         return tuple(capture for capture in self.captures if capture.camera_position is not None)
+
+    @property
+    def levels(self) -> tuple[int, ...]:
+        """The camera height levels the captures are at, sorted ((0,) for a one-level episode or no capture)."""
+        return tuple(sorted({capture.level for capture in self.captures})) or (0,)
+
+    def eye_level(self) -> SectorGeometry:
+        """The same geometry restricted to eye-level captures (itself when every capture is at eye level)."""
+        if all(capture.level == 0 for capture in self.captures):
+            return self
+        return SectorGeometry(tuple(c for c in self.captures if c.level == 0), self.goal_position)
 
     def azimuth(self, position: Vector3) -> float:
         """θ of a point around the goal, in (−π, π]."""
@@ -82,8 +99,10 @@ class SectorAzimuths:
 
 
 def sector_azimuths(geometry: SectorGeometry) -> SectorAzimuths | None:
-    """Per-sector azimuths, or None when no capture has coordinates (callers then fall back to random)."""
-    located = geometry.located_captures
+    """Per-sector azimuths, or None when no capture has coordinates (callers then fall back to random).
+
+    Only eye-level captures count (virtual sectors are defined by them); a one-level geometry is unchanged."""
+    located = geometry.eye_level().located_captures
     if not located:
         return None
     reference = geometry.azimuth(_position(located[0]))

@@ -1,0 +1,179 @@
+"""The verifier node over real DDS with camera height levels: the level travels from the MoveToSector result and
+the GroundTruthView into the agent, out in the step reports, and ``up`` / ``down`` are asked for only when the
+episode has levels.
+
+A small robot stand-in in the test serves MoveToSector over a tower of views (six sectors at three heights):
+each move publishes the new view's frame and ground truth (its level and the whole layout) and answers with the
+sector, the level and the frame's stamp, as the offline simulator does for a dataset with height levels.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from aiv_common.action_waits import send_goal_confirmed
+from aiv_common.image_conversion import numpy_to_imgmsg
+from aiv_dataset.levels import LEVEL_DIRECTIONS, level_tag_suffix
+from aiv_dataset.vocabulary import DIRECTION_OFFSETS, SECTOR_COUNT
+from aiv_interfaces.action import MoveToSector, VerifyInstance
+from aiv_interfaces.msg import GroundTruthView, SectorViewpoint, Verdict
+from rclpy.action import ActionClient, ActionServer
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Image
+from support.ros_harness import ros_args
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+INSTALL = REPO_ROOT / "ros2_ws" / "install"
+VERIFIER_EXECUTABLE = INSTALL / "aiv_verifier" / "lib" / "aiv_verifier" / "verifier"
+VERIFIER_PARAMS = INSTALL / "aiv_verifier" / "share" / "aiv_verifier" / "config" / "verifier.yaml"
+LATCHED = QoSProfile(
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+)
+HEIGHTS = {-1: 0.8, 0: 1.31, 1: 1.9}
+GOAL_Y = 0.5
+
+
+class TowerRobot:
+    """MoveToSector over views at ``levels`` of every sector; publishes each view it arrives at."""
+
+    def __init__(self, node, levels: tuple[int, ...]) -> None:
+        self.levels = levels
+        self.image_pub = node.create_publisher(Image, "camera/image_raw", LATCHED)
+        self.gt_pub = node.create_publisher(GroundTruthView, "sim/ground_truth_view", LATCHED)
+        self.sector, self.level, self.seconds = 0, 0, 100
+        self.visited = {(0, 0)}
+        self.calls: list[str] = []
+        self.lock = threading.Lock()
+        ActionServer(node, MoveToSector, "move_to_sector", execute_callback=self.execute)
+
+    def layout(self) -> list[SectorViewpoint]:
+        views = []
+        for level in self.levels:
+            for sector in range(SECTOR_COUNT):
+                angle = math.radians(60.0 * sector)
+                view = SectorViewpoint(
+                    sector=sector, level=level, view_type="far", capture_tag=self.tag(sector, level)
+                )
+                view.has_position = True
+                view.position.x, view.position.y = 1.5 * math.cos(angle), HEIGHTS[level]
+                view.position.z = 1.5 * math.sin(angle)
+                views.append(view)
+        return views
+
+    @staticmethod
+    def tag(sector: int, level: int) -> str:
+        return f"s{sector}_far{level_tag_suffix(level)}"
+
+    def publish(self):
+        """Publish the current view (a new stamp each time); returns the stamp."""
+        image = numpy_to_imgmsg(np.full((64, 36, 3), 90 + 10 * self.level, np.uint8), "rgb8")
+        image.header.stamp.sec = self.seconds
+        self.seconds += 1
+        gt = GroundTruthView(
+            capture_tag=self.tag(self.sector, self.level),
+            sector=self.sector,
+            level=self.level,
+            episode_path="none",  # the oracle knows nothing of it: Unsure on every view, so it keeps moving
+            target_object_id="none",
+            layout=self.layout(),
+        )
+        gt.goal_position.y = GOAL_Y
+        gt.header.stamp = image.header.stamp
+        self.gt_pub.publish(gt)
+        self.image_pub.publish(image)
+        return image.header.stamp
+
+    def execute(self, goal_handle):
+        direction = goal_handle.request.direction
+        with self.lock:
+            self.calls.append(direction)
+            if direction in LEVEL_DIRECTIONS:
+                if len(self.levels) == 1:
+                    goal_handle.succeed()
+                    return MoveToSector.Result(
+                        outcome=MoveToSector.Result.OUTCOME_REJECTED,
+                        sector=self.sector,
+                        message="this episode has one camera height level",
+                    )
+                target = (self.sector, self.level + LEVEL_DIRECTIONS[direction])
+            else:
+                target = ((self.sector + DIRECTION_OFFSETS[direction]) % SECTOR_COUNT, self.level)
+            result = MoveToSector.Result(sector=self.sector, level=self.level)
+            if target[1] not in self.levels:
+                result.outcome = MoveToSector.Result.OUTCOME_UNREACHABLE
+            elif target in self.visited:
+                result.outcome = MoveToSector.Result.OUTCOME_ALREADY_VISITED
+            else:
+                self.sector, self.level = target
+                self.visited.add(target)
+                result.outcome = MoveToSector.Result.OUTCOME_MOVED
+                result.sector, result.level = target
+            result.frame_stamp = self.publish()
+            goal_handle.succeed()
+            return result
+
+
+def _verify(
+    ros_executor, node_process, micro_root, levels: tuple[int, ...], budget: int
+) -> tuple[Verdict, list]:
+    node = ros_executor.create_node("tower_robot")
+    robot = TowerRobot(node, levels)
+    params = {"verifier.backend": "oracle", "verifier.dataset_root": micro_root, "agent.nbv": "farthest"}
+    argv = [str(VERIFIER_EXECUTABLE), "--ros-args", "--params-file", str(VERIFIER_PARAMS), *ros_args(params)]
+    node_process(argv, name="verifier")
+    stamp = robot.publish()
+    client = ros_executor.spin_new(
+        "goal_sender", lambda n: ActionClient(n, VerifyInstance, "verify_instance")
+    )
+    assert client.wait_for_server(timeout_sec=30.0)
+    goal = VerifyInstance.Goal(
+        request_id="tower", descriptions=["a teal ceramic vase"], start_stamp=stamp, step_budget=budget
+    )
+    sent = send_goal_confirmed(client, goal, timeout_s=30.0)
+    assert sent is not None and sent.accepted
+    return sent.result(90.0, lambda: True, "verdict").result.verdict, robot.calls
+
+
+def test_with_levels_the_verifier_goes_up_or_down_once_the_ring_is_seen_and_reports_the_level(
+    ros_executor, node_process, micro_root
+) -> None:
+    verdict, calls = _verify(ros_executor, node_process, micro_root, (-1, 0, 1), budget=8)
+    assert verdict.decision != Verdict.DECISION_FAILED, verdict.failure_reason
+    # Farthest-point sampling on the view sphere: round the ring first (the largest gaps), then up or down.
+    assert all(call not in LEVEL_DIRECTIONS for call in calls[:5])
+    vertical = next(index for index, call in enumerate(calls) if call in LEVEL_DIRECTIONS)
+    assert vertical == 5
+    levels = [int(report.level) for report in verdict.transcript]
+    assert levels[:6] == [0] * 6
+    assert levels[6] == LEVEL_DIRECTIONS[calls[5]]  # the level the move result named, in the step report
+    assert [report.capture_tag for report in verdict.transcript][6].endswith(("_above", "_below"))
+    assert verdict.steps == 8  # every move counts against the budget, the height move too
+
+
+def test_a_one_level_episode_never_asks_for_up_or_down(ros_executor, node_process, micro_root) -> None:
+    verdict, calls = _verify(ros_executor, node_process, micro_root, (0,), budget=8)
+    assert verdict.decision != Verdict.DECISION_FAILED, verdict.failure_reason
+    assert calls and not any(call in LEVEL_DIRECTIONS for call in calls)
+    assert {int(report.level) for report in verdict.transcript} == {0}
+
+
+@pytest.mark.parametrize("value", ["0,7", "1,2", "up"])
+def test_a_bad_height_levels_parameter_stops_the_node_with_one_line(node_process, value: str) -> None:
+    argv = [
+        str(VERIFIER_EXECUTABLE),
+        "--ros-args",
+        "--params-file",
+        str(VERIFIER_PARAMS),
+        *ros_args({"verifier.backend": "classical", "height_levels": value}),
+    ]
+    process = node_process(argv, name="verifier")
+    process.process.wait(timeout=60)
+    assert process.process.returncode == 2
+    assert "height_levels" in process.output()
