@@ -289,6 +289,9 @@ def test_in_process_port_reports_levels(leveled_root, privileged):
         assert frame.capture_tag.endswith("_above")
     else:
         assert (first.image_key, frame.image_key) == (first.current_sector, (first.current_sector, 1))
+    # Without a layout the verifier's height_levels parameter says the levels, as over ROS.
+    told = EnvPort.open(make_env(leveled_root, seed=3, privileged=privileged), 0, levels=(0, 1))
+    assert told.frame(FrameRequest(None, 0, 0, False)).levels == ((-1, 0, 1) if privileged else (0, 1))
     refused = EnvPort.open(make_env(leveled_root, height_levels="eye"), 0).move("up")
     assert (refused.outcome, refused.message, refused.level) == (MoveOutcome.REJECTED, ONE_LEVEL_UP, 0)
 

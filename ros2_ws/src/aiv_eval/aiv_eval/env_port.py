@@ -41,13 +41,14 @@ def focal_of(observation: Observation, image: np.ndarray) -> float | None:
     return camera_from_info(width, height, k).focal_for(int(image.shape[1]), int(image.shape[0]))
 
 
-def layout_levels(observation: Observation) -> tuple[int, ...]:
-    """The levels a verifier learns the episode has: those of the privileged layout's captures, as the verifier
-    node reads them from GroundTruthView; (0,) without privileged output or layout, where it learns none."""
+def layout_levels(observation: Observation, levels: tuple[int, ...] = ()) -> tuple[int, ...]:
+    """The levels a verifier learns the episode has, as the verifier node does: those of the privileged layout's
+    captures (its GroundTruthView's), else ``levels`` (the verifier's ``height_levels`` parameter: the levels
+    the move server is said to offer), else the eye level alone."""
     view = observation.privileged
-    if view is None or not view.layout:
-        return (EYE_LEVEL,)
-    return tuple(sorted({entry.level for entry in view.layout}))
+    if view is not None and view.layout:
+        return tuple(sorted({entry.level for entry in view.layout}))
+    return levels or (EYE_LEVEL,)
 
 
 def view_key(observation: Observation) -> Hashable:
@@ -58,9 +59,12 @@ def view_key(observation: Observation) -> Hashable:
     return (observation.current_sector, observation.current_level)
 
 
-def frame_from_observation(observation: Observation, image: np.ndarray | None = None) -> ViewFrame:
+def frame_from_observation(
+    observation: Observation, image: np.ndarray | None = None, levels: tuple[int, ...] = ()
+) -> ViewFrame:
     """The agent's view of an environment observation (privileged fields only when the env provides them);
-    ``image`` is the decoded frame when the caller already has it."""
+    ``image`` is the decoded frame when the caller already has it, ``levels`` the episode's levels to report
+    when the observation's layout does not say them (see :func:`layout_levels`)."""
     view = observation.privileged
     if image is None:
         image = observation.load_image()
@@ -74,7 +78,7 @@ def frame_from_observation(observation: Observation, image: np.ndarray | None = 
             image_key=view_key(observation),
             focal_px=focal_px,
             current_level=observation.current_level,
-            levels=layout_levels(observation),
+            levels=layout_levels(observation, levels),
         )
     layout = [
         (entry.virtual_sector, entry.view_type, entry.camera_position, entry.level) for entry in view.layout
@@ -97,7 +101,7 @@ def frame_from_observation(observation: Observation, image: np.ndarray | None = 
         geometry=geometry_from_layout(layout, view.goal_position),
         focal_px=focal_px,
         current_level=observation.current_level,
-        levels=layout_levels(observation),
+        levels=layout_levels(observation, levels),
     )
 
 
@@ -108,25 +112,36 @@ class EnvPort:
     observation itself says the step, sector and whether the last move failed. A move the service refuses,
     or whose view cannot be shown, is a ``REJECTED`` report with the simulator's message, as over ROS.
     ``clock`` gets the wall time of each frame (``inprocess.frame``) and move (``inprocess.move``): the work
-    the ROS path does in the simulator and the verifier's port, for ``aiv-eval bench``'s breakdown.
+    the ROS path does in the simulator and the verifier's port, for ``aiv-eval bench``'s breakdown. ``levels``
+    is the verifier's ``height_levels`` parameter as a tuple (empty: not set): the levels each frame reports
+    when there is no privileged layout to learn them from, as the verifier node does.
     """
 
-    def __init__(self, service: EpisodeService, start: EpisodeStart, clock: StageClock | None = None) -> None:
+    def __init__(
+        self,
+        service: EpisodeService,
+        start: EpisodeStart,
+        clock: StageClock | None = None,
+        levels: tuple[int, ...] = (),
+    ) -> None:
         self.service = service
         self.start = start
         self.observation = start.observation
         self.clock = StageClock() if clock is None else clock
+        self.levels = levels
 
     @classmethod
-    def open(cls, env: PInVerifyEnv, index: int, slice_start: int = 0) -> EnvPort:
+    def open(
+        cls, env: PInVerifyEnv, index: int, slice_start: int = 0, levels: tuple[int, ...] = ()
+    ) -> EnvPort:
         """Start episode ``index`` of ``env`` (its description db supplies the query); raises
         :class:`~aiv_offline_sim.episode_service.EpisodeRequestError` when the simulator would refuse it."""
         service = EpisodeService(env, env.descriptions)
-        return cls(service, service.start(index=index, slice_start=slice_start))
+        return cls(service, service.start(index=index, slice_start=slice_start), levels=levels)
 
     def frame(self, request: FrameRequest) -> ViewFrame:
         started = time.perf_counter()
-        frame = frame_from_observation(self.observation, self.service.image_of(self.observation))
+        frame = frame_from_observation(self.observation, self.service.image_of(self.observation), self.levels)
         self.clock.add("inprocess.frame", started)
         return frame
 
