@@ -188,7 +188,7 @@ class Observation:
     current_sector: int
     step_count: int
     max_steps: int
-    available_sectors: tuple[int, ...]
+    available_sectors: tuple[int, ...]  # sectors with a view at the current level
     navigation_failed: bool
     failed_direction: str | None
     query_descriptions: tuple[str, ...] = ()
