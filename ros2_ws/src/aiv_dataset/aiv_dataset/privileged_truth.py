@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,9 @@ class TruthSlot:
     mention: str = ""
     type: str = ""
     optional: bool = True
+    #: Where an absent logo or print would be (aiv-capture 1.2 ground truth): {"part", "face", "region"};
+    #: each capture then lists in ``absent_in_view`` whether it shows that place. None otherwise.
+    surface: Mapping[str, str] | None = None
 
     @property
     def present(self) -> bool:
@@ -74,10 +77,15 @@ class TruthSlot:
 
     @property
     def absence_locatable(self) -> bool:
-        """Whether a capture can show that an instance lacks it: the ground truth says where the attribute
-        would be only through a part it shares with another attribute, and it records neither which face of a
-        part a view-dependent attribute sits on nor where an absent decal would be printed."""
+        """Whether a capture can show that an instance lacks it through a part it shares with another
+        attribute: the part says where the attribute would be, but not which face of it a view-dependent
+        attribute sits on, nor where on it an absent decal would be printed (see :attr:`surface` for that)."""
         return not self.view_dependent and not any(part.startswith("decal:") for part in self.parts)
+
+    @property
+    def has_surface(self) -> bool:
+        """Whether the ground truth records the absence surface (so captures say when it is in view)."""
+        return not self.present and self.surface is not None
 
 
 @dataclass(frozen=True)
@@ -90,6 +98,9 @@ class InstanceTruth:
     #: episode path -> capture tag -> {"visible": [attribute names], "mask_meets_threshold": bool, ...}
     captures: Mapping[str, Mapping[str, Mapping[str, Any]]]
     subtype: str = "default"
+    #: Per episode of a dataset with height levels: ``visible_by_level`` ({level: [names]}) and
+    #: ``eye_level_hidden`` (attributes seen clearly from another height only); empty for one-level data.
+    levels_by_episode: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @cached_property
     def attributes(self) -> Mapping[str, TruthSlot]:
@@ -103,6 +114,27 @@ class InstanceTruth:
 
     def capture(self, episode_path: str, capture_tag: str) -> Mapping[str, Any] | None:
         return self.captures.get(episode_path, {}).get(capture_tag)
+
+    def absence_shown(self, name: str, capture: Mapping[str, Any]) -> bool:
+        """Whether ``capture`` (of this instance) shows that it lacks attribute ``name``.
+
+        Through the recorded absence surface of an absent logo or print where the ground truth has one (the
+        capture's ``absent_in_view``), else through another visible attribute that shares a part with it,
+        for a slot that is neither view-dependent nor a decal.
+        """
+        slot = self.slots.get(name)
+        if slot is None or slot.present:
+            return False
+        if slot.has_surface:
+            return name in capture.get("absent_in_view", ())
+        if not slot.absence_locatable:
+            return False
+        visible = frozenset(capture.get("visible", ()))
+        return any(other.name in visible and other.parts & slot.parts for other in self.attributes.values())
+
+    def eye_level_hidden(self, episode_path: str) -> tuple[str, ...]:
+        """Attributes of the episode that some other height shows and no eye-level view does."""
+        return tuple(self.levels_by_episode.get(episode_path, {}).get("eye_level_hidden", ()))
 
 
 def instance_from_document(doc: Mapping[str, Any], path: str | Path = "<ground truth>") -> InstanceTruth:
@@ -146,6 +178,7 @@ def instance_from_document(doc: Mapping[str, Any], path: str | Path = "<ground t
                 mention=mention,
                 type=str(item["type"]),
                 optional=optional,
+                surface=item.get("surface") if name in absent else None,
             )
         return InstanceTruth(
             object_id=str(doc["object_id"]),
@@ -153,6 +186,7 @@ def instance_from_document(doc: Mapping[str, Any], path: str | Path = "<ground t
             slots=slots,
             captures=doc.get("captures", {}),
             subtype=str(doc.get("subtype", "default")),
+            levels_by_episode=doc.get("levels_by_episode", {}),
         )
     except (KeyError, TypeError, AttributeError) as error:
         raise PrivilegedTruthError(

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .constants import ACTIVE_RAW_SECTORS
+from .levels import EYE_LEVEL
 from .meta import EpisodeMeta, Viewpoint
 
 
@@ -33,6 +35,9 @@ class EpisodeStats:
     valid_mask_viewpoints: int
     mask_areas_far: tuple[int, ...]
     mask_areas_near: tuple[int, ...]
+    #: Datasets with height levels: (level, navigable views, views whose mask meets the threshold) per level;
+    #: empty for a one-level dataset (whose statistics stay exactly as before).
+    level_views: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def mask_areas(self) -> tuple[int, ...]:
@@ -46,8 +51,26 @@ def _has_mask(view: Viewpoint) -> bool:
 
 
 def episode_stats(meta: EpisodeMeta, episode_path: str) -> EpisodeStats:
-    """Per-episode counts from the view list the index builder reads (``viewpoints``, else ``captures``)."""
-    views = meta.index_views
+    """Per-episode counts from the view list the index builder reads (``viewpoints``, else ``captures``).
+
+    With height levels, the sector and viewpoint counts are those of the eye-level ring (comparable with a
+    one-level dataset and with the paper); each level's views are counted in ``level_views``.
+    """
+    all_views = meta.index_views
+    leveled = any("height_level" in view.raw for view in all_views)
+    views = tuple(v for v in all_views if v.height_level == EYE_LEVEL) if leveled else all_views
+    level_views: tuple[tuple[int, int, int], ...] = ()
+    if leveled:
+        level_views = tuple(
+            (
+                level,
+                sum(1 for v in all_views if v.height_level == level and v.navigable),
+                sum(
+                    1 for v in all_views if v.height_level == level and v.navigable and v.mask_meets_threshold
+                ),
+            )
+            for level in sorted({v.height_level for v in all_views})
+        )
     by_sector: dict[int | None, list[Viewpoint]] = defaultdict(list)
     for view in views:
         by_sector[view.sector_index].append(view)
@@ -76,6 +99,7 @@ def episode_stats(meta: EpisodeMeta, episode_path: str) -> EpisodeStats:
         valid_mask_viewpoints=sum(1 for v in views if v.navigable and v.mask_meets_threshold),
         mask_areas_far=tuple(areas["far"]),
         mask_areas_near=tuple(areas["near"]),
+        level_views=level_views,
     )
 
 
@@ -114,7 +138,7 @@ def summarize(episodes: Sequence[EpisodeStats], split: str = "") -> dict[str, An
         by_category[episode.category].append(episode)
     far = [a for e in episodes for a in e.mask_areas_far]
     near = [a for e in episodes for a in e.mask_areas_near]
-    return {
+    document = {
         "split": split,
         "summary": {**_group_row(episodes), "categories": len(by_category)},
         "per_category": {cat: _group_row(by_category[cat]) for cat in sorted(by_category)},
@@ -128,9 +152,37 @@ def summarize(episodes: Sequence[EpisodeStats], split: str = "") -> dict[str, An
             "near": {"count": len(near), "median": _median(near)},
         },
         "episodes": [
-            {k: v for k, v in asdict(e).items() if k not in ("mask_areas_far", "mask_areas_near")}
+            {
+                k: v
+                for k, v in asdict(e).items()
+                if k not in ("mask_areas_far", "mask_areas_near", "level_views")
+            }
             for e in episodes
         ],
+    }
+    if any(e.level_views for e in episodes):
+        document["levels"] = level_summary(episodes)
+    return document
+
+
+def level_summary(episodes: Sequence[EpisodeStats]) -> dict[str, dict[str, Any]]:
+    """Per camera height level: views per episode that are navigable (reachable) and visible (mask over the
+    category threshold), and the share of an episode's sampled views that the level could not reach."""
+    per_level: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for episode in episodes:
+        for level, navigable, visible in episode.level_views:
+            per_level[level].append((navigable, visible))
+    total_views = 2 * len(ACTIVE_RAW_SECTORS)
+    return {
+        str(level): {
+            "episodes": len(rows),
+            "avg_navigable_views": _avg([n for n, _ in rows]),
+            "avg_visible_views": _avg([v for _, v in rows]),
+            "unreachable_view_share": round(1.0 - sum(n for n, _ in rows) / (total_views * len(rows)), 3)
+            if rows
+            else 0.0,
+        }
+        for level, rows in sorted(per_level.items())
     }
 
 
@@ -161,4 +213,11 @@ def format_tables(stats: dict[str, Any]) -> str:
         lines.append(
             f"{key.replace('_', ' ')} per episode: " + ", ".join(f"{k}: {v}" for k, v in dist.items())
         )
+    if "levels" in stats:
+        lines += ["", f"{'Level':<8}{'Nav views':>11}{'Vis views':>11}{'Unreachable':>13}"]
+        for level, row in stats["levels"].items():
+            lines.append(
+                f"{level:<8}{row['avg_navigable_views']:>11.2f}{row['avg_visible_views']:>11.2f}"
+                f"{row['unreachable_view_share']:>13.3f}"
+            )
     return "\n".join(lines)

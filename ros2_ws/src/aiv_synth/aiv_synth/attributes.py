@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from .appearance import colour_rgb
-from .objects import CATALOGUE
+from .objects import CATALOGUES
 from .objects.model import NONE, AttrDef, CategorySpec, Recipe, decal_colour, pattern_colour
 
 #: Minimum RGB distance between a pattern/decal colour and the surface it sits on.
@@ -138,21 +138,29 @@ class Instance:
 
 
 def plan_instances(
-    split: str, categories: Iterable[str], family_size: int, families: int, seed: int
+    split: str,
+    categories: Iterable[str],
+    family_size: int,
+    families: int,
+    seed: int,
+    catalogue: str = "standard",
 ) -> list[Instance]:
     """All instances of a split: ``families`` families of ``family_size`` members per category.
 
     Everything derives from (seed, split, category), so train and val never share an instance and adding
-    categories does not change the instances of the others.
+    categories does not change the instances of the others. ``catalogue`` picks the category definitions
+    (:data:`.objects.CATALOGUES`); the recipes remember it.
     """
     out: list[Instance] = []
     for category in categories:
-        spec = CATALOGUE[category]
+        spec = CATALOGUES[catalogue][category]
         for f in range(families):
             rng = random.Random(object_id("family", seed, split, category, f))
             family_id = object_id("family-id", seed, split, category, f)[:12]
             base_id: str | None = None
             for m, (recipe, mutated) in enumerate(make_family(spec, family_size, rng)):
+                if catalogue != "standard":
+                    recipe = replace(recipe, catalogue=catalogue)
                 oid = object_id("object", seed, split, category, f, m)
                 out.append(Instance(oid, split, recipe, family_id, base_id, mutated))
                 if base_id is None:

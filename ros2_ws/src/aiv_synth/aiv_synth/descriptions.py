@@ -10,7 +10,7 @@ one or two details, the *vague* one little more than a colour word and a loose n
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from .appearance import COLOUR_SLANG, LOGO_SHAPES, PATTERN_NOUNS, article
 from .objects.model import NONE, AttrDef, CategorySpec, Recipe, parse_decal, parse_pattern
@@ -166,15 +166,23 @@ def attribute_records(spec: CategorySpec, recipe: Recipe) -> list[dict[str, obje
     return records
 
 
-def absent_attribute_records(spec: CategorySpec, recipe: Recipe) -> list[dict[str, object]]:
+def absent_attribute_records(
+    spec: CategorySpec, recipe: Recipe, surfaces: Mapping[str, tuple[str, str]] | None = None
+) -> list[dict[str, object]]:
     """The privileged list of the attribute slots an instance lacks (recipe value ``"none"``), catalogue order.
 
     Written into the ground truth so that the oracles can judge absence claims ("no logo on the back")
     without importing the generator: ``phrase`` is how the specific description states the absence (empty
     for a slot that is not optional, which no description mentions), ``parts`` where the attribute would be.
+    ``surface`` (absent logos and prints only): the part and face the print would be on, the *absence
+    surface*; each capture lists in ``absent_in_view`` the absent attributes whose surface it shows.
+    ``surfaces``: the model's absence surfaces (region ``decal:{name}`` -> (part, face)).
     """
-    return [
-        {
+    records: list[dict[str, object]] = []
+    for attr in spec.attributes_for(recipe.subtype):
+        if recipe.value(attr.name) != NONE:
+            continue
+        record: dict[str, object] = {
             "name": attr.name,
             "type": attr.type,
             "phrase": absence_phrase(attr, recipe.subtype) if attr.optional else "",
@@ -182,9 +190,11 @@ def absent_attribute_records(spec: CategorySpec, recipe: Recipe) -> list[dict[st
             "view_dependent": attr.view_dependent,
             "optional": attr.optional,
         }
-        for attr in spec.attributes_for(recipe.subtype)
-        if recipe.value(attr.name) == NONE
-    ]
+        place = (surfaces or {}).get(f"decal:{attr.name}")
+        if place is not None:
+            record["surface"] = {"part": place[0], "face": place[1], "region": f"decal:{attr.name}"}
+        records.append(record)
+    return records
 
 
 def slot_order(spec: CategorySpec, subtype: str) -> list[str]:

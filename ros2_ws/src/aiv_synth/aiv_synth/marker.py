@@ -13,6 +13,12 @@ from typing import Any
 #: Bump whenever the output for a given preset and seed changes; a cached dataset of another version is rebuilt.
 #: 1.1.0: privileged ground truth gained ``absent_attributes`` and ``slot_order`` (images unchanged).
 GENERATOR_VERSION = "1.1.0"
+#: Version of the privileged ground truth (``privileged_gt/``), which can change while every image, meta.json
+#: and index stays byte for byte as it was (so GENERATOR_VERSION, which meta.json records, stays). A cached
+#: dataset whose marker lacks it or has another one is rebuilt.
+#: 2: absence surfaces (``absent_attributes[].surface``, per capture ``absent_in_view`` / ``absence_pixels``)
+#: and, for datasets with height levels, ``levels_by_episode``.
+TRUTH_VERSION = 2
 MARKER_NAME = "capture_complete.json"
 #: What ``aiv-capture ensure-default`` builds (the main job's dataset).
 DEFAULT_PRESET = "default"
@@ -25,6 +31,7 @@ def marker_document(preset: str, seed: int, episodes: int) -> dict[str, Any]:
         "preset": preset,
         "seed": seed,
         "version": GENERATOR_VERSION,
+        "truth_version": TRUTH_VERSION,
         "episodes": episodes,
         "complete": True,
     }
@@ -47,4 +54,5 @@ def is_complete(root: Path, preset: str, seed: int) -> bool:
         and marker.get("preset") == preset
         and marker.get("seed") == seed
         and marker.get("version") == GENERATOR_VERSION
+        and marker.get("truth_version") == TRUTH_VERSION
     )

@@ -29,14 +29,15 @@ from aiv_dataset.constants import (
 from aiv_dataset.errors import ProblemReport
 from aiv_dataset.index_builder import build_index
 from aiv_dataset.layout import PInVerifyDataset
+from aiv_dataset.levels import level_from_tag
 from aiv_dataset.stats import episode_stats, format_tables, summarize
 
 from .attributes import Instance, differing_attributes, plan_instances
 from .camera import BENCHMARK_INTRINSICS
 from .descriptions import absent_attribute_records, attribute_records, describe, slot_order
-from .episode import EpisodeCapturer, visible_attributes
+from .episode import EpisodeCapturer, absent_in_view, visible_attributes
 from .marker import GENERATOR_VERSION, MARKER_NAME, marker_document
-from .objects import CATALOGUE
+from .objects import build_instance, catalogue_of
 from .overview import render_overview
 from .presets import SCENE_OFFSETS, Preset
 from .reference import reference_views
@@ -73,6 +74,7 @@ class EpisodeTask:
     instance: Instance
     seed: int
     root: str
+    levels: tuple[int, ...] = (0,)
 
     @property
     def episode_path(self) -> str:
@@ -101,14 +103,18 @@ def make_plan(preset: Preset, seed: int, root: Path) -> Plan:
     instances: dict[str, list[Instance]] = {}
     scenes: dict[str, list[str]] = {}
     for split in preset.splits:
-        insts = plan_instances(split.name, split.categories, split.family_size, split.families, seed)
+        insts = plan_instances(
+            split.name, split.categories, split.family_size, split.families, seed, preset.catalogue
+        )
         keys = [scene_key(seed, split.name, i) for i in range(split.scenes)]
         slots = [inst for inst in insts for _ in range(split.episodes_per_instance)]
         random.Random(f"assign/{seed}/{split.name}").shuffle(slots)
         counters = dict.fromkeys(keys, 0)
         for k, inst in enumerate(slots):
             key = keys[k % len(keys)]
-            tasks.append(EpisodeTask(split.name, key, str(counters[key]), inst, seed, str(root)))
+            tasks.append(
+                EpisodeTask(split.name, key, str(counters[key]), inst, seed, str(root), preset.levels)
+            )
             counters[key] += 1
         instances[split.name] = insts
         scenes[split.name] = keys
@@ -133,7 +139,7 @@ def run_task(task: EpisodeTask) -> TaskResult:
     """Capture and write one episode (runs in a worker process)."""
     start = time.perf_counter()
     room = _room(task.scene_key, task.seed)
-    capturer = EpisodeCapturer(room)
+    capturer = EpisodeCapturer(room, levels=task.levels)
     episode = capturer.capture(
         scene_id(task.split, task.scene_key), task.episode_id, task.instance, task.seed
     )
@@ -150,6 +156,9 @@ def run_task(task: EpisodeTask) -> TaskResult:
             "mask_meets_threshold": view.area > episode.threshold,
             "visible": visible_attributes(task.instance, view.attribute_pixels),
             "pixels": dict(view.attribute_pixels),
+            # Absent logos / prints whose place (the absence surface) this capture shows, and its pixels.
+            "absent_in_view": absent_in_view(task.instance, view.absence_pixels),
+            "absence_pixels": dict(view.absence_pixels),
         }
     return TaskResult(task, True, time.perf_counter() - start, visibility, episode.placements_tried)
 
@@ -207,7 +216,9 @@ def write_descriptions(root: Path, plan: Plan) -> dict[str, list[str]]:
     for inst in sorted(everything, key=lambda i: i.object_id):
         members = families[inst.family]
         varying = {name for other in members for name in differing_attributes(inst.recipe, other.recipe)}
-        texts = describe(CATALOGUE[inst.category], inst.recipe, random.Random(inst.object_id), varying)
+        texts = describe(
+            catalogue_of(inst)[inst.category], inst.recipe, random.Random(inst.object_id), varying
+        )
         plain[inst.object_id] = texts
         with_category[inst.object_id] = {"object_category": inst.category, "descriptions": texts}
     write_json(root / DESCRIPTIONS_FILENAME, plain)
@@ -233,6 +244,8 @@ def write_ground_truth(root: Path, plan: Plan, results: list[TaskResult]) -> Non
     for split, insts in plan.instances.items():
         families = _families(insts)
         for inst in insts:
+            spec = catalogue_of(inst)[inst.category]
+            surfaces = {inst.object_id: build_instance(inst.recipe).absence_surfaces}
             siblings = [
                 {"object_id": o.object_id, "differs_in": differing_attributes(inst.recipe, o.recipe)}
                 for o in families[inst.family]
@@ -248,13 +261,69 @@ def write_ground_truth(root: Path, plan: Plan, results: list[TaskResult]) -> Non
                 "variant_of": inst.variant_of,
                 "mutated_attribute": inst.mutated,
                 "family_members": siblings,
-                "attributes": attribute_records(CATALOGUE[inst.category], inst.recipe),
-                "absent_attributes": absent_attribute_records(CATALOGUE[inst.category], inst.recipe),
-                "slot_order": slot_order(CATALOGUE[inst.category], inst.recipe.subtype),
+                "attributes": attribute_records(spec, inst.recipe),
+                "absent_attributes": absent_attribute_records(
+                    spec, inst.recipe, surfaces.get(inst.object_id)
+                ),
+                "slot_order": slot_order(spec, inst.recipe.subtype),
                 "recipe": dict(inst.recipe.values),
                 "captures": captures.get(inst.object_id, {}),
             }
+            by_level = levels_by_episode(captures.get(inst.object_id, {}))
+            if by_level:
+                doc["levels_by_episode"] = by_level
             write_json(root / GT_DIR / split / f"{inst.object_id}.json", doc)
+
+
+def levels_by_episode(captures: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per episode of a dataset with height levels: which attributes each level shows, and which ones only
+    other levels show (``eye_level_hidden``: seen clearly from some other height, from no eye-level view).
+
+    A capture counts when the object is shown clearly (mask over the category threshold), as the oracles
+    count it. Empty for one-level episodes (no capture tag names a level), so their ground truth is as before.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for episode_path, tags in captures.items():
+        levels = {tag: level_from_tag(tag) or 0 for tag in tags}
+        if not any(levels.values()):
+            continue
+        visible: dict[int, set[str]] = {level: set() for level in sorted(set(levels.values()) | {0})}
+        for tag, capture in tags.items():
+            if capture.get("mask_meets_threshold"):
+                visible[levels[tag]].update(capture.get("visible", ()))
+        others = set().union(*(names for level, names in visible.items() if level != 0))
+        out[episode_path] = {
+            "visible_by_level": {str(level): sorted(names) for level, names in visible.items()},
+            "eye_level_hidden": sorted(others - visible[0]),
+        }
+    return out
+
+
+def eye_level_hidden_share(root: Path, split: str) -> dict[str, Any]:
+    """Positive pairs of ``split``'s full index whose episode has an attribute that some other height shows
+    clearly and no eye-level view does (from the ground truth just written), and which attributes those are."""
+    from collections import Counter
+
+    from aiv_dataset.privileged_truth import PrivilegedTruth
+
+    dataset = PInVerifyDataset(root)
+    truth = PrivilegedTruth(root)
+    positives = [
+        p for p in dataset.read_pair_index(f"{split}/pv_index_all.jsonl") if p.pair_type == "positive"
+    ]
+    names: Counter[str] = Counter()
+    with_hidden = 0
+    for pair in positives:
+        instance = truth.find(pair.target_object_id)
+        hidden = instance.eye_level_hidden(pair.episode_path) if instance is not None else ()
+        with_hidden += bool(hidden)
+        names.update(f"{instance.category}.{name}" for name in hidden if instance is not None)
+    return {
+        "positives": len(positives),
+        "with_hidden": with_hidden,
+        "share": round(with_hidden / len(positives), 3) if positives else 0.0,
+        "by_attribute": dict(sorted(names.items(), key=lambda item: (-item[1], item[0]))),
+    }
 
 
 def build_indices_and_stats(root: Path, preset: Preset, plan: Plan, seed: int) -> dict[str, Any]:
@@ -281,10 +350,19 @@ def build_indices_and_stats(root: Path, preset: Preset, plan: Plan, seed: int) -
         stats["pairing_skipped"] = {k: len(v) for k, v in built.pairing_skipped.items()}
         stats["instances_planned"] = len(plan.instances[split])
         stats["unreadable_episodes"] = len(report)
-        document["splits"][split] = stats
-        texts.append(
+        text = (
             format_tables(stats) + "\nPairs: " + ", ".join(f"{k}={v}" for k, v in built.pair_counts.items())
         )
+        if "levels" in stats:
+            hidden = eye_level_hidden_share(root, split)
+            stats["positives_with_eye_level_hidden"] = hidden
+            text += (
+                f"\nPositives with an attribute no eye-level view shows: {hidden['with_hidden']} of"
+                f" {hidden['positives']} ({hidden['share']:.3f}); by attribute: "
+                + ", ".join(f"{k} {v}" for k, v in hidden["by_attribute"].items())
+            )
+        document["splits"][split] = stats
+        texts.append(text)
     write_json(root / STATS_JSON, document)
     (root / STATS_TXT).write_text("\n\n".join(texts) + "\n", encoding="utf-8")
     return document

@@ -42,6 +42,10 @@ class Preset:
     description: str
     splits: tuple[SplitPlan, ...]
     subset_sizes: tuple[int, ...] = (50, 100, 500, 1000)
+    #: Camera height levels captured per sector and range ((0,): eye level only, the benchmark's format).
+    levels: tuple[int, ...] = (0,)
+    #: Category definitions (:data:`aiv_synth.objects.CATALOGUES`).
+    catalogue: str = "standard"
 
     @property
     def episodes(self) -> int:
@@ -78,6 +82,30 @@ PRESETS: dict[str, Preset] = {
             SplitPlan("val", CATEGORIES, scenes=8, families=1, family_size=3, episodes_per_instance=2),
         ),
         subset_sizes=(50, 100),
+    ),
+    "elevated": Preset(
+        "elevated",
+        "default's plan (val 54 x 2 in 8 scenes, train 54 x 1 in 6), every view also from 0.85 m and 1.75 m"
+        " pitched at the object; open containers with contents only a raised camera sees",
+        (
+            SplitPlan("train", CATEGORIES, scenes=6, families=1, family_size=3, episodes_per_instance=1),
+            SplitPlan("val", CATEGORIES, scenes=8, families=1, family_size=3, episodes_per_instance=2),
+        ),
+        subset_sizes=(50, 100),
+        levels=(-1, 0, 1),
+        catalogue="elevated",
+    ),
+    "elevated_micro": Preset(
+        "elevated_micro",
+        "6 val episodes of 3 categories at three camera heights; for tests",
+        (
+            SplitPlan(
+                "val", ("mug", "bag", "keys"), scenes=2, families=1, family_size=2, episodes_per_instance=1
+            ),
+        ),
+        subset_sizes=(6,),
+        levels=(-1, 0, 1),
+        catalogue="elevated",
     ),
     "medium": Preset(
         "medium",

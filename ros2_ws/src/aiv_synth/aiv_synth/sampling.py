@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from aiv_dataset.azimuth import horizontal_distance
 from aiv_dataset.constants import ACTIVE_RAW_SECTORS
+from aiv_dataset.levels import EYE_LEVEL, level_tag_suffix
 
 from .camera import SENSOR_HEIGHT, CameraPose, Intrinsics, pitch_action, pitch_for_action
 from .geometry import RANGES, in_range, point_at, positive_azimuth, sector_bounds, sector_of
@@ -58,10 +59,75 @@ class ViewSample:
     ray_aligned: bool = False
     last_candidate: tuple[float, float] | None = None  # last sampled XZ (for plots of failures)
     radius: float | None = None  # horizontal distance to the goal of the captured position
+    #: Camera height level (0 = eye level, the sampled view; others are derived by :func:`level_view`).
+    level: int = EYE_LEVEL
+    camera_height: float | None = None  # sensor height above the floor, given for datasets with levels
+    pitch_deg: float | None = None  # camera tilt (positive = up), given for datasets with levels
 
     @property
     def tag(self) -> str:
-        return f"s{self.sector}_{self.range_label}"
+        return f"s{self.sector}_{self.range_label}{level_tag_suffix(self.level)}"
+
+
+def level_view(
+    eye: ViewSample,
+    goal: Sequence[float],
+    level: int,
+    camera_height: float,
+    blocked: Callable[[tuple[float, float, float]], bool],
+    floor_y: float = 0.0,
+) -> ViewSample:
+    """The view of ``eye``'s sector and range at another camera height, pitched at the goal.
+
+    No random draw: the camera keeps the eye-level view's floor position (a torso or mast lifts or lowers
+    the head where the base stands) and tilts so that the goal's centre is on the optical axis. The view
+    is unreachable where the eye-level one is (no base position), and where ``blocked`` says the scene
+    hides the object from that height (a shelf board above it, the table top or cabinet edge below it).
+    """
+    if not eye.captured or eye.position is None:
+        return ViewSample(
+            eye.sector,
+            eye.range_label,
+            False,
+            0,
+            "no_base_position",
+            last_candidate=eye.last_candidate,
+            level=level,
+            camera_height=camera_height,
+        )
+    position = (eye.position[0], floor_y + camera_height, eye.position[2])
+    distance = horizontal_distance(position, goal)
+    pitch = math.atan2(goal[1] - position[1], distance)
+    pitch_deg = round(math.degrees(pitch), 2)
+    if blocked(position):
+        return ViewSample(
+            eye.sector,
+            eye.range_label,
+            False,
+            0,
+            "blocked_by_support",
+            last_candidate=(position[0], position[2]),
+            level=level,
+            camera_height=camera_height,
+            pitch_deg=pitch_deg,
+        )
+    pose = CameraPose.looking_at(position, goal, pitch)
+    return ViewSample(
+        eye.sector,
+        eye.range_label,
+        True,
+        0,
+        None,
+        position,
+        pose,
+        "none",
+        eye.ray_aligned,
+        eye.last_candidate,
+        distance,
+        level=level,
+        camera_height=camera_height,
+        pitch_deg=pitch_deg,
+    )
 
 
 def snap(x: float, z: float, navigable: Callable[[float, float], bool]) -> tuple[float, float] | None:

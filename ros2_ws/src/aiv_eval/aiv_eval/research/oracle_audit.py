@@ -15,10 +15,11 @@ Definitions (all from ``privileged_gt/<split>/<object_id>.json``, which also lis
   optional attribute;
 - the *deciding attributes* of a same-category pair are the slots whose values differ;
 - an attribute is *observable* in a capture when the target is clearly shown (mask over threshold) and either
-  the target has it and the capture lists it as visible, or the target lacks it and a non-view-dependent,
-  non-decal region it would occupy is visible through another visible attribute sharing a part (the ground
-  truth does not record where an absent logo would be, nor which face of a shared part a view-dependent
-  attribute sits on, so those absences are *unlocatable*);
+  the target has it and the capture lists it as visible, or the target lacks it and the place it would occupy
+  is in view: for a logo or print, its recorded absence surface (the capture's ``absent_in_view``, aiv-capture
+  1.2), otherwise a non-view-dependent region visible through another visible attribute sharing a part
+  (:meth:`InstanceTruth.absence_shown`). Absences the ground truth cannot place (an older file without
+  surfaces, a view-dependent slot on a shared part) are *unlocatable*;
 - a query item refers to the ground-truth attribute whose mention shares most content words with its evidence
   (Jaccard ≥ 0.5, absence claims only with absent attributes and vice versa); a description item (direct and
   merged modes) refers to every attribute whose mention it contains.
@@ -111,7 +112,9 @@ def observable(
     on_target = target.slots.get(name)
     if on_target is not None and on_target.present:
         return name in visible
-    slot = on_target if on_target is not None else query.slots[name]
+    if on_target is not None:  # the target lacks it: its absence surface, else a shared part in view
+        return target.absence_shown(name, capture)
+    slot = query.slots[name]  # a slot the target's subtype does not have at all
     if not slot.absence_locatable:
         return False
     return any(
@@ -422,7 +425,9 @@ def _deciding(
             no_steps=no_steps,
             servable_tags=servable,
             any_tags=anywhere,
-            unlocatable=lacks and not (other or slot).absence_locatable,
+            unlocatable=lacks
+            and not (other or slot).absence_locatable
+            and not (other is not None and other.has_surface),
         )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from .bags import BACKPACK, BAG, WALLET
 from .electronics import CAMERA, CELLPHONE, HEADPHONES, LAPTOP
 from .household import BALL, BOOK, KEYS, MUG
@@ -35,9 +37,42 @@ CATALOGUE: dict[str, CategorySpec] = {
 }
 
 
+def _elevated() -> dict[str, CategorySpec]:
+    from .elevated import ELEVATED_SPECS
+
+    return {**CATALOGUE, **{spec.name: spec for spec in ELEVATED_SPECS}}
+
+
+#: Catalogue name -> categories. "standard" is every preset's but ``elevated``'s (see :mod:`.elevated`).
+CATALOGUES: dict[str, dict[str, CategorySpec]] = {"standard": CATALOGUE, "elevated": _elevated()}
+
+
+class _HasRecipe(Protocol):
+    @property
+    def recipe(self) -> Recipe: ...
+
+
+def catalogue_of(item: Recipe | _HasRecipe) -> dict[str, CategorySpec]:
+    """The catalogue a recipe (or an instance's recipe) was drawn from."""
+    recipe = item if isinstance(item, Recipe) else item.recipe
+    try:
+        return CATALOGUES[recipe.catalogue]
+    except KeyError:
+        raise KeyError(f"unknown catalogue {recipe.catalogue!r}; known: {', '.join(CATALOGUES)}") from None
+
+
 def build_instance(recipe: Recipe) -> ObjectModel:
     """Primitives of an instance in its own frame (bottom at y = 0, front toward +z)."""
-    return CATALOGUE[recipe.category].build(recipe)
+    return catalogue_of(recipe)[recipe.category].build(recipe)
 
 
-__all__ = ["CATALOGUE", "AttrDef", "CategorySpec", "ObjectModel", "Recipe", "build_instance"]
+__all__ = [
+    "CATALOGUE",
+    "CATALOGUES",
+    "AttrDef",
+    "CategorySpec",
+    "ObjectModel",
+    "Recipe",
+    "build_instance",
+    "catalogue_of",
+]

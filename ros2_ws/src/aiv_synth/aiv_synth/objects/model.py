@@ -19,6 +19,9 @@ from ..decals import logo_bitmap, text_aspect, text_bitmap
 from ..materials import RGB, Decal, Surface
 from ..renderer import Primitive
 
+#: Names of the renderer's face codes (box faces +x .. -z, then the curved side), for the ground truth.
+FACE_NAMES: tuple[str, ...] = ("+x", "-x", "+y", "-y", "+z", "-z", "side")
+
 #: Attribute types (the names the benchmark's attribute extractor uses).
 ATTRIBUTE_TYPES = ("color", "pattern", "logo_text", "material", "count", "shape")
 
@@ -34,6 +37,9 @@ MIN_PIXELS: dict[str, int] = {
 }
 
 NONE = "none"
+
+#: The image of an absence surface: one fully transparent texel (see :meth:`ObjectBuilder.decal`).
+_GHOST_IMAGE = np.zeros((1, 1, 4), dtype=np.uint8)
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,9 @@ class Recipe:
     subtype: str
     scale: float
     values: dict[str, str]
+    #: Which catalogue the category comes from: "standard" (every preset but ``elevated``) or "elevated"
+    #: (extra parts that only some camera heights show; see :mod:`.elevated`).
+    catalogue: str = "standard"
 
     def value(self, name: str) -> str:
         return self.values[name]
@@ -88,6 +97,8 @@ class ObjectModel:
     regions: dict[str, int]
     lower: np.ndarray  # (3,) bounding box
     upper: np.ndarray
+    #: Absence surfaces: ``decal:{attr}`` of an attribute the recipe lacks -> (part, face) it would be on.
+    absence_surfaces: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def centre(self) -> np.ndarray:
@@ -129,6 +140,9 @@ class ObjectBuilder:
         self.k = recipe.scale
         self.prims: list[Primitive] = []
         self.regions: dict[str, int] = {}
+        #: Regions of absence surfaces: where an absent logo / print would be (see :meth:`decal`).
+        self.ghost_regions: set[int] = set()
+        self.ghost_places: dict[int, tuple[str, str]] = {}  # region -> (part, face) it was pinned to
 
     # -- values -------------------------------------------------------------------------------------------
 
@@ -193,6 +207,11 @@ class ObjectBuilder:
         primitive's centre and rotation are given in that frame."""
         k = self.k
         rot = rotation if rotation is not None else np.eye(3)
+        # Absence surfaces first: a real decal drawn after one overwrites its labels, never the reverse.
+        decals = sorted(decals, key=lambda d: d.region not in self.ghost_regions)
+        for d in decals:
+            if d.region in self.ghost_regions:
+                self.ghost_places[d.region] = (part, FACE_NAMES[d.face])
         if frame is not None:
             r_frame, t_frame = frame
             centre = r_frame @ np.asarray(centre, dtype=np.float64) + np.asarray(t_frame, dtype=np.float64)
@@ -219,14 +238,35 @@ class ObjectBuilder:
         *,
         max_width: float | None = None,
     ) -> list[Decal]:
-        """The decal of a logo/text attribute on a face (empty list when the attribute is absent).
+        """The decal of a logo/text attribute on a face.
 
         ``height`` is the logo height or text cap height at nominal size; text keeps its aspect ratio but is
         shrunk to ``max_width`` when given.
+
+        An attribute the recipe lacks gets an *absence surface* instead: a fully transparent decal over the
+        rectangle the print would cover (``height`` tall, ``max_width`` or ``height`` wide), under the region
+        ``decal:{attr}``. It leaves every colour unchanged (alpha 0) but labels the pixels where the print
+        would be, so a capture can state that the place of an absent logo is in view and an absence claim
+        ("no logo on the fob") becomes judgeable there. Slots the builder never reaches (a whole part
+        that is absent) have no such surface.
         """
         spec = parse_decal(self.recipe.values.get(attr, NONE))
         if spec is None:
-            return []
+            if attr not in self.recipe.values:
+                return []
+            region = self.region(f"decal:{attr}")
+            self.ghost_regions.add(region)
+            k = self.k
+            width = max_width if max_width is not None else height
+            return [
+                Decal(
+                    image=_GHOST_IMAGE,
+                    face=face,
+                    center=(centre[0] * k, centre[1] * k),
+                    size=(width * k, height * k),
+                    region=region,
+                )
+            ]
         kind, content, colour = spec
         rgb = colour_rgb(colour)
         if kind == "text":
@@ -271,7 +311,12 @@ class ObjectBuilder:
             highs.append(pts.max(axis=0))
         lower = np.min(lows, axis=0)
         upper = np.max(highs, axis=0)
-        return ObjectModel(self.recipe.category, self.prims, dict(self.regions), lower, upper)
+        ghosts = {
+            name: self.ghost_places[region]
+            for name, region in self.regions.items()
+            if region in self.ghost_places
+        }
+        return ObjectModel(self.recipe.category, self.prims, dict(self.regions), lower, upper, ghosts)
 
 
 # -- attribute domains -----------------------------------------------------------------------------------

@@ -22,8 +22,11 @@ How a query item is judged:
   attributes the query object *lacks* (the ground truth lists them with the absence phrase the descriptions
   use): a target that has the attribute visibly ⇒ No;
 - a target that lacks an attribute shows that absence only where the attribute's place is known to be in view:
-  another visible attribute shares its part, and the attribute is neither view-dependent (the GT does not say
-  which face of a shared part it sits on) nor a decal (the GT does not record where an absent decal would be);
+  for a logo or print, its *absence surface* (the part and face it would be printed on, recorded by aiv-capture
+  1.2 with, per capture, ``absent_in_view``: whether the capture shows that place as well as it would have
+  shown the print); for other slots, another visible attribute sharing its part, provided the attribute is
+  not view-dependent (the GT does not say which face of a shared part it sits on). A live render measures
+  only the attributes the object has, so there absent prints stay Unsure;
 - a description item (direct / merged modes) combines the attributes the description mentions (phrase without
   article, the main colour's bare value, absence phrases): any visible mismatch ⇒ No, all mentioned visible and
   matching ⇒ Yes, otherwise Unsure.
@@ -123,6 +126,7 @@ class OracleVerifier:
             raise VerifierError(f"oracle verifier: {error}") from error
         if query is None or target is None:
             return unsure_for_all(attributes, "oracle: query or target object not in the ground truth")
+        absent_in_view: frozenset[str] = frozenset()
         if privileged.visible_attributes is not None:  # measured on this very view (a live render)
             shown, visible = privileged.mask_meets_threshold, privileged.visible_attributes
         else:
@@ -133,7 +137,9 @@ class OracleVerifier:
                 )
             shown = bool(capture.get("mask_meets_threshold", False))
             visible = frozenset(capture.get("visible", ()))
-        answers = [self._judge(item, query, target, shown, visible) for item in attributes]
+            absent_in_view = frozenset(capture.get("absent_in_view", ()))
+        view_state = _ViewState(visible, absent_in_view)
+        answers = [self._judge(item, query, target, shown, view_state) for item in attributes]
         check_answers(attributes, answers, self.name)
         return answers
 
@@ -143,7 +149,7 @@ class OracleVerifier:
         query: InstanceTruth,
         target: InstanceTruth,
         shown: bool,
-        visible: frozenset[str],
+        visible: _ViewState,
     ) -> AttributeAnswer:
         if not shown:
             return AttributeAnswer(
@@ -170,7 +176,7 @@ class OracleVerifier:
         )
 
     def _judge_description(
-        self, item: Attribute, query: InstanceTruth, target: InstanceTruth, visible: frozenset[str]
+        self, item: Attribute, query: InstanceTruth, target: InstanceTruth, visible: _ViewState
     ) -> AttributeAnswer:
         text = item.evidence_phrase
         mentioned = [
@@ -199,21 +205,36 @@ class OracleVerifier:
         )
 
 
-def _compare(truth: TruthSlot, target: InstanceTruth, visible: frozenset[str]) -> Decision:
-    """Yes/No when the capture shows the attribute (or the part where it would be), else Unsure.
+@dataclass(frozen=True)
+class _ViewState:
+    """What one view shows of the target: its visible attributes and the places of its absent prints in view
+    (``absent_in_view``: empty for a live render, which measures only the attributes it has)."""
+
+    visible: frozenset[str]
+    absent_in_view: frozenset[str] = frozenset()
+
+
+def _compare(truth: TruthSlot, target: InstanceTruth, view: _ViewState) -> Decision:
+    """Yes/No when the capture shows the attribute (or the place where it would be), else Unsure.
 
     ``truth`` is the query's slot (present, or absent for an absence claim)."""
     on_target = target.attributes.get(truth.name)
     if on_target is not None:
-        if truth.name not in visible:
+        if truth.name not in view.visible:
             return Decision.UNSURE
         return Decision.YES if on_target.value == truth.value else Decision.NO
-    # The target lacks the attribute: that shows only where its place is known to be in view.
-    if not truth.absence_locatable:
+    # The target lacks the attribute: that shows only where its place is known to be in view, through the
+    # recorded absence surface of a logo or print (its own slot), else through a part another visible
+    # attribute shares with it.
+    slot = target.slots.get(truth.name)
+    if slot is not None and slot.has_surface:
+        region_visible = truth.name in view.absent_in_view
+    elif not truth.absence_locatable:
         return Decision.UNSURE
-    region_visible = any(
-        other.name in visible and other.parts & truth.parts for other in target.attributes.values()
-    )
+    else:
+        region_visible = any(
+            other.name in view.visible and other.parts & truth.parts for other in target.attributes.values()
+        )
     if not region_visible:
         return Decision.UNSURE
     return Decision.NO if truth.present else Decision.YES
