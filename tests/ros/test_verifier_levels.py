@@ -2,9 +2,11 @@
 the GroundTruthView into the agent, out in the step reports, and ``up`` / ``down`` are asked for only when the
 episode has levels.
 
-A small robot stand-in in the test serves MoveToSector over a tower of views (six sectors at three heights):
-each move publishes the new view's frame and ground truth (its level and the whole layout) and answers with the
-sector, the level and the frame's stamp, as the offline simulator does for a dataset with height levels.
+Against the offline simulator node on the ``micro`` episodes with views above and below added
+(:mod:`support.leveled_dataset`), the farthest-point and uncertainty strategies play the same episodes over DDS
+as in-process, height moves included. A small robot stand-in in the test serves MoveToSector over a tower of
+views (six sectors at three heights) to pin the order of moves: each move publishes the new view's frame and
+ground truth (its level and the whole layout) and answers with the sector, the level and the frame's stamp.
 """
 
 from __future__ import annotations
@@ -17,19 +19,31 @@ import numpy as np
 import pytest
 from aiv_common.action_waits import send_goal_confirmed
 from aiv_common.image_conversion import numpy_to_imgmsg
+from aiv_common.setting_tree import nested_config
+from aiv_dataset.layout import PInVerifyDataset
 from aiv_dataset.levels import LEVEL_DIRECTIONS, level_tag_suffix
 from aiv_dataset.vocabulary import DIRECTION_OFFSETS, SECTOR_COUNT
+from aiv_eval.env_port import run_env_episode
+from aiv_eval.episode_client import EpisodeRequest, RosEpisodeClient
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import GroundTruthView, SectorViewpoint, Verdict
+from aiv_offline_sim.environment import PInVerifyEnv
+from aiv_verifier.agent.factory import AgentFactory
+from aiv_verifier.verdict_codes import decision_code
 from rclpy.action import ActionClient, ActionServer
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
+from support.leveled_dataset import add_height_levels
 from support.ros_harness import ros_args
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INSTALL = REPO_ROOT / "ros2_ws" / "install"
 VERIFIER_EXECUTABLE = INSTALL / "aiv_verifier" / "lib" / "aiv_verifier" / "verifier"
 VERIFIER_PARAMS = INSTALL / "aiv_verifier" / "share" / "aiv_verifier" / "config" / "verifier.yaml"
+SIM_EXECUTABLE = INSTALL / "aiv_offline_sim" / "lib" / "aiv_offline_sim" / "offline_sim"
+INDEX = "val/pv_index_all.jsonl"
+#: Long enough for the ring to be used up, so farthest-point sampling goes up or down.
+MAX_STEPS = 9
 LATCHED = QoSProfile(
     reliability=ReliabilityPolicy.RELIABLE,
     durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -177,3 +191,58 @@ def test_a_bad_height_levels_parameter_stops_the_node_with_one_line(node_process
     process.process.wait(timeout=60)
     assert process.process.returncode == 2
     assert "height_levels" in process.output()
+
+
+@pytest.fixture(scope="module")
+def tower_root(micro_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return add_height_levels(micro_root, tmp_path_factory.mktemp("levels") / "pv_micro_levels")
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"verifier.backend": "oracle", "agent.nbv": "farthest"},
+        {
+            "verifier.backend": "noisy_oracle",
+            "verifier.noise.error_rate": 0.1,
+            "agent.fusion": "evidential",
+            "agent.nbv": "uncertainty",
+        },
+    ],
+    ids=["oracle-fps", "evidential-uncertainty"],
+)
+def test_episodes_with_levels_over_ros_equal_in_process_ones(
+    ros_executor, node_process, tower_root, params
+) -> None:
+    params = {**params, "verifier.dataset_root": tower_root}
+    sim_args = {
+        "dataset_root": tower_root,
+        "index_file": INDEX,
+        "privileged_output": True,
+        "max_steps": MAX_STEPS,
+    }
+    node_process([str(SIM_EXECUTABLE), "--ros-args", *ros_args(sim_args)], name="sim")
+    argv = [str(VERIFIER_EXECUTABLE), "--ros-args", "--params-file", str(VERIFIER_PARAMS), *ros_args(params)]
+    verifier = node_process(argv, name="verifier")
+    client = ros_executor.spin_new("episode_client", RosEpisodeClient)
+    client.wait_for_servers(timeout_s=30.0)
+    dataset = PInVerifyDataset(tower_root)
+    records = dataset.read_pair_index(INDEX)
+    env = PInVerifyEnv(
+        records, dataset, max_steps=MAX_STEPS, privileged=True, descriptions=dataset.load_descriptions()
+    )
+    factory = AgentFactory.from_config(nested_config(params))
+    height_moves = 0
+    for index in range(len(records)):
+        run = client.run(EpisodeRequest(index=index))
+        _, trace, summary = run_env_episode(env, index, factory, episode_key=run.start.episode_key)
+        verdict = run.verdict
+        assert verdict.decision == decision_code(summary.decision), index
+        moves = [e.step.move.direction if e.step.move else "" for e in trace.entries]
+        assert [r.move_direction for r in verdict.transcript] == moves, index
+        assert [r.move_outcome for r in verdict.transcript] == [e.move_result.value for e in trace.entries]
+        assert [int(r.level) for r in verdict.transcript] == [e.level for e in trace.entries], index
+        assert [int(r.level) for r in verdict.transcript] == [e.step.level for e in trace.entries], index
+        height_moves += sum(move in LEVEL_DIRECTIONS for move in moves)
+    assert height_moves > 0
+    verifier.assert_running()
