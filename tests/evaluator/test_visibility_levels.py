@@ -102,3 +102,37 @@ def test_a_survey_with_levels_round_trips_with_its_vertical_hints() -> None:
         data = pair_to_json(original)
         assert ("verticals" in data) == (original in LEVELED)
         assert pair_from_json(json.loads(json.dumps(data))) == original
+
+
+def test_levels_into_keeps_the_shipped_eye_level_rows_and_adds_the_rows_by_level(
+    tmp_path: Path, capsys
+) -> None:
+    from aiv_eval.cli import main
+    from aiv_verifier.evidence_tables import DEFAULT_VISIBILITY_FILE
+
+    survey = tmp_path / "survey.json"
+    survey.write_text(
+        json.dumps(
+            {
+                "key": "oracle",
+                "fitted_on": [
+                    FittedOn(source="hand-made", preset="elevated", seed=5, split="train").to_dict()
+                ],
+                "pairs": [pair_to_json(item) for item in LEVELED],
+            }
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "visibility.json"
+    args = ["visibility", "unused.yaml", "--from-survey", str(survey), "--out", str(out)]
+    assert main([*args, "--levels-into", str(DEFAULT_VISIBILITY_FILE)]) == 0
+    shipped, refit = load_visibility(DEFAULT_VISIBILITY_FILE), load_visibility(out)
+    assert dict(refit.model.rows) == dict(shipped.model.rows)
+    assert dict(refit.model.level_rows) == visibility_level_rows(LEVELED)
+    assert refit.fitted_on[: len(shipped.fitted_on)] == shipped.fitted_on and refit.fitted_on[-1].seed == 5
+    # Pairs without views off eye level have nothing to add.
+    survey.write_text(
+        json.dumps({"key": "oracle", "fitted_on": [], "pairs": [pair_to_json(p) for p in EYE_ONLY]})
+    )
+    assert main([*args, "--levels-into", str(DEFAULT_VISIBILITY_FILE)]) != 0
+    assert "no views off eye level" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from aiv_verifier.evidence_tables import (
     FittedOn,
     calibration_document,
     load_calibration,
+    load_visibility,
     visibility_document,
 )
 
@@ -183,6 +184,17 @@ def _cmd_visibility(args: argparse.Namespace) -> int:
     level_rows = visibility_level_rows(pairs)
     command = "aiv-eval " + " ".join(shlex.quote(part) for part in sys.argv[1:])
     out = Path(args.out)
+    if args.levels_into:
+        # Only the rows by level are new: the eye-level rows (and what they were fitted on) stay the file's, so
+        # a one-level episode gets exactly the answers it got before.
+        if not level_rows:
+            raise SpecError("--levels-into: the surveyed pairs have no views off eye level")
+        base = Path(args.levels_into)
+        kept = load_visibility(base)
+        before = json.loads(base.read_text(encoding="utf-8"))
+        rows = dict(kept.model.rows)
+        fitted = [*kept.fitted_on, *(item for item in fitted if item not in kept.fitted_on)]
+        command = f"{before.get('command', '')} ; {command}"
     out.parent.mkdir(parents=True, exist_ok=True)
     document = visibility_document(fitted, command, rows, level_rows)
     out.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
@@ -235,6 +247,13 @@ def add_evidence_subcommands(subparsers: argparse._SubParsersAction[argparse.Arg
     p.set_defaults(func=_checked(_cmd_calibrate), survey_levels=False)
     p = subparsers.add_parser("visibility", help="fit the uncertainty next-best-view's visibility model")
     _survey_arguments(p)
+    p.add_argument(
+        "--levels-into",
+        default=None,
+        metavar="FILE",
+        help="write FILE's eye-level rows unchanged with the rows by height level fitted here (a dataset with "
+        "levels refits only what a one-level episode never reads)",
+    )
     # The visibility model is counted by height level too: every view an episode with levels serves.
     p.set_defaults(func=_checked(_cmd_visibility), survey_levels=True)
 
