@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from aiv_synth.cli import main
-from aiv_synth.marker import GENERATOR_VERSION, MARKER_NAME, is_complete
+from aiv_synth.marker import GENERATOR_VERSION, MARKER_NAME, TRUTH_VERSION, is_complete
 
 
 def test_presets_lists_every_preset(capsys: pytest.CaptureFixture[str]) -> None:
@@ -33,7 +33,14 @@ def test_generate_rejects_unknown_presets(tmp_path: Path, capsys: pytest.Capture
 
 
 def test_ensure_default_returns_quickly_when_the_marker_matches(tmp_path: Path) -> None:
-    marker = {"preset": "default", "seed": 42, "version": GENERATOR_VERSION, "episodes": 1, "complete": True}
+    marker = {
+        "preset": "default",
+        "seed": 42,
+        "version": GENERATOR_VERSION,
+        "truth_version": TRUTH_VERSION,
+        "episodes": 1,
+        "complete": True,
+    }
     (tmp_path / MARKER_NAME).write_text(json.dumps(marker))
     start = time.perf_counter()
     assert main(["ensure-default", "--out", str(tmp_path)]) == 0
@@ -42,10 +49,25 @@ def test_ensure_default_returns_quickly_when_the_marker_matches(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    "change", [{"version": "0.0.1"}, {"seed": 7}, {"preset": "tiny"}, {"complete": False}]
+    "change",
+    [
+        {"version": "0.0.1"},
+        {"seed": 7},
+        {"preset": "tiny"},
+        {"complete": False},
+        # A cache made before absence surfaces: same images, ground truth without them.
+        {"truth_version": None},
+    ],
 )
 def test_a_stale_or_foreign_marker_is_not_complete(tmp_path: Path, change: dict) -> None:
-    marker = {"preset": "default", "seed": 42, "version": GENERATOR_VERSION, "episodes": 1, "complete": True}
+    marker = {
+        "preset": "default",
+        "seed": 42,
+        "version": GENERATOR_VERSION,
+        "truth_version": TRUTH_VERSION,
+        "episodes": 1,
+        "complete": True,
+    }
     (tmp_path / MARKER_NAME).write_text(json.dumps({**marker, **change}))
     assert not is_complete(tmp_path, "default", 42)
     (tmp_path / MARKER_NAME).write_text("{not json")

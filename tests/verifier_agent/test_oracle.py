@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from aiv_dataset.privileged_truth import (
     PrivilegedTruthError,
     TruthSlot,
 )
-from aiv_eval.research.oracle_audit import OracleEpisode, audit_episode
+from aiv_eval.research.oracle_audit import OracleEpisode, audit_episode, observable
 from aiv_verifier.core.types import Attribute, Decision
 from aiv_verifier.verification.base import PrivilegedViewInfo, VerifierError, ViewInput
 from aiv_verifier.verification.oracle import NoiseModel, NoisyOracleVerifier, OracleVerifier
@@ -335,3 +336,43 @@ def test_a_ground_truth_file_that_is_no_json_object_is_refused_naming_it(
             PrivilegedTruth(root).find(object_id)
     with pytest.raises(PrivilegedTruthError, match="no ground truth for object 'nobody'"):
         PrivilegedTruth(root).instance("nobody")
+
+
+def _surfaced(slot: TruthSlot) -> TruthSlot:
+    """The slot with the absence surface aiv-capture 1.2 records for an absent print."""
+    return replace(slot, surface={"part": "body", "face": "side", "region": f"decal:{slot.name}"})
+
+
+def test_oracle_judges_an_absent_print_where_its_absence_surface_is_in_view() -> None:
+    """Before absence surfaces the oracle could never judge "no logo ..." on a target that lacks the logo (42 of
+    the claims left unverified on true objects of a default seed). With the place recorded it can, exactly
+    where a capture shows that place."""
+    query = _instance("q", [CREAM, CERAMIC], [_surfaced(NO_LOGO)], [])
+    no_logo = Attribute("side_logo", "logo_text", 1, "no logo printed on the side")
+    logo = Attribute("logo", "logo_text", 3, "dark red diamond logo printed on the side")
+    query_with_logo = _instance("q", [CREAM, LOGO], [], [])
+
+    def target(in_view: list[str]) -> InstanceTruth:
+        return InstanceTruth(
+            object_id="t",
+            category="mug",
+            slots={a.name: a for a in (CREAM, CERAMIC, _surfaced(NO_LOGO))},
+            captures={
+                "ep": {
+                    "s0_far": {
+                        "mask_meets_threshold": True,
+                        "visible": ["body_color"],
+                        "absent_in_view": in_view,
+                    }
+                }
+            },
+        )
+
+    assert _ask(query, target(["print"]), [no_logo]) == [Decision.YES]
+    assert _ask(query_with_logo, target(["print"]), [logo]) == [Decision.NO]
+    assert _ask(query, target([]), [no_logo]) == [Decision.UNSURE]
+    assert _ask(query_with_logo, target([]), [logo]) == [Decision.UNSURE]
+    # The audit's reference agrees, read from the same truth.
+    shown, hidden = target(["print"]), target([])
+    assert observable("print", query, shown, shown.capture("ep", "s0_far"))
+    assert not observable("print", query, hidden, hidden.capture("ep", "s0_far"))
