@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the ROS 2 tools PyPI lacks — `ros2` and its verbs, `ros2 launch`, launch_ros, rosidl_runtime_py — and
-# build the interface packages the product talks to (composition_interfaces, vision_msgs, tf2_msgs, and
-# nav2_msgs' NavigateToPose action) from a directory of their upstream sources, e.g. ../shared/ros2-upstream
+# build the interface packages the product talks to (composition_interfaces, vision_msgs, tf2_msgs, control_msgs
+# and nav2_msgs' NavigateToPose action) from a directory of their upstream sources, e.g. ../shared/ros2-upstream
 # (layout in its README.md). A machine with ROS 2 from apt has all of this already and needs none of it.
 #
 #   scripts/install_ros2_tools.sh [--optional] [SOURCE_DIR]
@@ -46,15 +46,21 @@ PYTHON_PACKAGES=(
     ros2cli_repo/ros2service
     ros2cli_repo/ros2topic
 )
-# Interface packages built as they are upstream.
-INTERFACE_PACKAGES=(interfaces/composition_interfaces interfaces/vision_msgs interfaces/tf2_msgs)
+# Interface packages built as they are upstream. control_msgs (FollowJointTrajectory and PointHead: the robot's
+# camera height levels) needs trajectory_msgs, which is a PyPI wheel pinned in requirements/base.txt.
+INTERFACE_PACKAGES=(
+    interfaces/composition_interfaces
+    interfaces/vision_msgs
+    interfaces/tf2_msgs
+    interfaces/control_msgs
+)
 # Nav2's NavigateToPose.action, built unchanged (so its type hash is Nav2's) in a package of its own: upstream
 # nav2_msgs needs nav2_common, geographic_msgs and rclcpp, none of which exist here.
 NAV2_ACTION=interfaces/nav2_msgs_upstream/action/NavigateToPose.action
 
 if [ ! -d "$SOURCE" ]; then
     if [ "$OPTIONAL" = 1 ]; then
-        log "skipped: no upstream sources at $SOURCE (the launch, ros2 CLI, Nav2 and vision_msgs tests will skip)"
+        log "skipped: no upstream sources at $SOURCE (the launch, ros2 CLI, Nav2, vision_msgs and height-level tests will skip)"
         exit 0
     fi
     die "no upstream sources at $SOURCE (pass the directory, or set AIV_ROS2_UPSTREAM)"
@@ -64,6 +70,8 @@ for relative in "${PYTHON_PACKAGES[@]}" "${INTERFACE_PACKAGES[@]}" "$NAV2_ACTION
     [ -e "$SOURCE/$relative" ] || die "$SOURCE/$relative is missing (see ../shared/ros2-upstream/README.md)"
 done
 [ -x "$VENV/bin/python" ] || die "no .venv yet: run 'make setup' first"
+"$VENV/bin/python" -c 'import trajectory_msgs.msg' 2>/dev/null \
+    || die "trajectory_msgs is not installed in $VENV (control_msgs needs it): run 'make setup' (requirements/base.txt pins it)"
 
 source_key() {
     {
@@ -134,6 +142,10 @@ EOF
 
 build_interfaces() {
     write_nav2_package
+    # The message wheels' exported CMake files name the wheel builder's include paths; bootstrap rewrites them
+    # after installing its pins, but a wheel installed since (trajectory_msgs, for control_msgs) needs it again.
+    # Idempotent and quick.
+    "$VENV/bin/python" "$REPO/scripts/fix_rosidl_cmake_paths.py" --prefix "$VENV" >&2
     local paths=()
     for relative in "${INTERFACE_PACKAGES[@]}"; do paths+=("$SOURCE/$relative"); done
     paths+=("$UNDERLAY/src/nav2_msgs")
@@ -160,7 +172,8 @@ check_installation() {
         # shellcheck disable=SC1091
         source "$UNDERLAY/install/setup.bash"
         export AMENT_PREFIX_PATH="$AMENT_PREFIX_PATH:$VENV"
-        python -c 'import launch_ros, ros2cli, rosidl_runtime_py, vision_msgs.msg, nav2_msgs.action, tf2_msgs.msg, composition_interfaces.srv'
+        python -c 'import launch_ros, ros2cli, rosidl_runtime_py, vision_msgs.msg, nav2_msgs.action, tf2_msgs.msg, composition_interfaces.srv
+from control_msgs.action import FollowJointTrajectory, PointHead'
         ros2 --help >/dev/null
     ) || die "the installed tools do not import (see the messages above)"
 }

@@ -13,6 +13,10 @@ The rules live in :class:`aiv_robot.mover.SectorMover` (ROS-free); this node onl
   ``std_msgs/String`` status from the robot on ``goal_status_topic`` ("refused: ..." makes the move
   unreachable at once); to stop, a zero ``Twist`` on
   ``cmd_vel_topic`` and a ``std_msgs/Empty`` on ``cancel_topic`` (without one: a goal at the current pose);
+* **camera height levels** (optional, ``height_joint_names``): ``up`` / ``down`` move the torso / mast joints
+  with ``control_msgs/FollowJointTrajectory`` and aim the head at the object with ``control_msgs/PointHead``
+  (:mod:`aiv_robot.height_actions`, rules in :mod:`aiv_robot.heights`); without them ``up`` / ``down`` are
+  unreachable and nothing else changes;
 * **camera**: only the header stamps of ``image_topic`` (``Image`` or ``CompressedImage``), best-effort QoS by
   default so it matches any driver.
 
@@ -33,6 +37,7 @@ import math
 import sys
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 import rclpy
@@ -55,6 +60,8 @@ from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Empty, String
 
 from .geometry import Pose2D, quaternion_from_yaw, yaw_from_quaternion
+from .height_actions import ControlHeightDriver
+from .heights import height_settings
 from .mover import MoveFault, MoveResult, NavStatus, PoseSample, SectorMover, UnknownStatus, status_from_text
 from .robot_adapter_parameters import ADAPTER_PARAMETERS, CAMERA_QOS, move_settings
 
@@ -104,6 +111,7 @@ class RobotState:
         self._pose: tuple[Pose2D, float, float | None, float | None] | None = None
         self._pose_problem = ""
         self._object: tuple[float, float] | None = None
+        self._object_z = 0.0
         self._object_problem = ""
         self._frames: collections.deque[int] = collections.deque(maxlen=FRAMES_KEPT)
         self.goal_handle: Any = None
@@ -133,10 +141,11 @@ class RobotState:
                 self._pose = (pose, time.monotonic() if received is None else received, linear, angular)
             self.changed.notify_all()
 
-    def put_object(self, xy: tuple[float, float] | None, problem: str = "") -> None:
+    def put_object(self, xy: tuple[float, float] | None, problem: str = "", z: float = 0.0) -> None:
         with self.changed:
             if xy is not None:
                 self._object = xy
+                self._object_z = z
             self._object_problem = problem
             self.changed.notify_all()
 
@@ -161,6 +170,13 @@ class RobotState:
             if self._object_problem and self._object is None:
                 raise MoveFault(self._object_problem)
             return self._object
+
+    def object_point(self) -> tuple[float, float, float] | None:
+        """The object's position with its height (where the head aims), if known."""
+        with self.changed:
+            if self._object is None:
+                return None
+            return (self._object[0], self._object[1], self._object_z)
 
     def newest_frame_ns(self) -> int | None:
         with self.changed:
@@ -426,7 +442,9 @@ class RobotAdapterNode(Node):
             pose_label = f"TF {self.world_frame} -> {self.base_frame}"
 
         if bool(values["object_from_parameters"]):
-            self.state.put_object((float(values["object_x"]), float(values["object_y"])))
+            self.state.put_object(
+                (float(values["object_x"]), float(values["object_y"])), z=float(values["object_z"])
+            )
             object_label = "parameters object_x / object_y"
         else:
             topic = str(values["object_pose_topic"])
@@ -454,8 +472,25 @@ class RobotAdapterNode(Node):
             settings = move_settings(values, pose_label, object_label)
         except ValueError as error:
             raise ParameterError(str(error)) from error
+        heights = height_settings(values)
+        self.heights: ControlHeightDriver | None = None
+        if heights.levels and not module_available("control_msgs"):
+            # The table was checked above; only the message package is missing on this machine (a params file
+            # shared with machines that have it): run as a robot without levels and say so once.
+            self.get_logger().warning(
+                "height levels are configured (height_joint_names) but control_msgs is not installed "
+                "(FollowJointTrajectory, PointHead: apt ROS, or scripts/install_ros2_tools.sh): up / down will be "
+                "unreachable"
+            )
+            heights = replace(heights, joint_names=())
+        if heights.levels:
+            self.heights = ControlHeightDriver(
+                self, heights, values, self.state.object_point, self.state._notify, inputs
+            )
         logger = self.get_logger()
-        self.mover = SectorMover(settings, self.state, navigator, log=lambda text: logger.info(text))
+        self.mover = SectorMover(
+            settings, self.state, navigator, log=lambda text: logger.info(text), heights=self.heights
+        )
 
         request_topic = str(values["request_topic"])
         if request_topic:
@@ -474,7 +509,13 @@ class RobotAdapterNode(Node):
         self.get_logger().info(
             f"robot adapter ready: navigation={navigation}, robot pose from {pose_label}, object from "
             f"{object_label}, stand-offs far {settings.far_distance:g} m / near {settings.near_distance:g} m, "
-            f"sessions from {request_topic or '(none: one session)'}"
+            f"sessions from {request_topic or '(none: one session)'}; height levels "
+            + (
+                f"{', '.join(str(level) for level in heights.levels)} via {values['follow_joint_trajectory_action']}"
+                + (f" and {values['point_head_action']}" if heights.aim else " (head not aimed)")
+                if heights.levels
+                else "none (up / down are unreachable)"
+            )
         )
 
     # -- inputs ---------------------------------------------------------------------------------------------
@@ -515,7 +556,7 @@ class RobotAdapterNode(Node):
             self.get_logger().warning(pose)
             self.state.put_object(None, pose)
             return
-        self.state.put_object(pose.as_xy())
+        self.state.put_object(pose.as_xy(), z=float(message.pose.position.z))
 
     def on_robot_pose(self, message: PoseStamped) -> None:
         self.state.put_pose(message.header.frame_id, pose2d_from_pose(message.pose))
@@ -581,6 +622,7 @@ class RobotAdapterNode(Node):
             steps_taken=moved.steps_taken,
             steps_remaining=moved.steps_remaining,
             message=moved.message,
+            level=moved.level,
         )
         if moved.frame_stamp_ns is not None:
             result.frame_stamp = nanoseconds_to_stamp(moved.frame_stamp_ns)
@@ -601,6 +643,9 @@ def main(args: list[str] | None = None) -> int:
         if rclpy.ok():  # a SIGINT has already shut the context down; the robot then stops on its own timeout
             with contextlib.suppress(Exception):
                 node.navigator.stop()
+            if node.heights is not None:
+                with contextlib.suppress(Exception):
+                    node.heights.stop()
         executor.shutdown(timeout_sec=5.0)
         node.destroy_node()
         rclpy.try_shutdown()

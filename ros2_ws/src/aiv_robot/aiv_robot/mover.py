@@ -15,22 +15,33 @@ below is tested with fakes:
   whose pose stays outside those tolerances for ``answer_timeout`` fails the drive); then the move
   waits for a camera frame stamped at least ``frame_settle`` after the stop and returns its stamp.
 
+Height levels (``up`` / ``down``, when the robot has them, see :mod:`aiv_robot.heights`): the torso / mast goes
+to the next level's joint positions (FollowJointTrajectory), the head is aimed at the object (PointHead), and a
+frame taken after both stopped is the new view (``moved``, with its ``level``). A robot without levels, a level
+it does not have, or a joint server that rejects or aborts the goal makes the view ``unreachable`` (after a
+failure part-way the torso is sent back to the level it came from); a seen (sector, level) is
+``already_visited``. Planar moves keep the level.
+
 Faults end the move as ``rejected`` with the cause in ``message`` (the verifier then ends its request with
 DECISION_FAILED and that cause) after stopping the robot: no object position yet, no or stale robot pose,
 navigation that neither answers nor moves within ``answer_timeout``, the camera sending no frame after the
-stop, the robot pushed off its viewing pose, a return to the last view that fails, and a cancelled goal.
+stop, the robot pushed off its viewing pose, a return to the last view that fails, a joint server that is
+missing, does not answer within ``answer_timeout`` or does not finish within ``joint_timeout``, and a cancelled
+goal (which cancels the navigation or joint goal too).
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from aiv_dataset.levels import LEVEL_DIRECTIONS, level_direction
 from aiv_dataset.vocabulary import SECTOR_COUNT, DirectionError, MoveOutcome, normalize_direction
 
 from .geometry import Pose2D, viewing_pose
@@ -40,6 +51,9 @@ NANOS_PER_SECOND = 1_000_000_000
 #: Longest single wait between two checks; every wait also ends as soon as new data arrives.
 POLL_S = 0.1
 _T = TypeVar("_T")
+
+if TYPE_CHECKING:
+    from .heights import HeightDriver
 
 
 class MoveFault(Exception):
@@ -165,6 +179,7 @@ class MoveSettings:
     frame_timeout_s: float = 3.0
     frame_settle_s: float = 0.2
     return_after_failure: bool = True
+    joint_timeout_s: float = 20.0
     pose_source: str = "the robot pose topic"
     object_source: str = "the object pose topic"
 
@@ -193,6 +208,7 @@ class MoveResult:
     steps_taken: int = 0
     steps_remaining: int = 0
     cancelled: bool = False
+    level: int = 0
 
 
 @dataclass(frozen=True)
@@ -215,10 +231,14 @@ class SectorMover:
         navigator: Navigator,
         log: Callable[[str], object] = lambda _text: None,
         monotonic: Callable[[], float] = time.monotonic,
+        heights: HeightDriver | None = None,
     ) -> None:
         self.settings = settings
         self.robot = robot
         self.navigator = navigator
+        self.heights = heights
+        #: The level the camera was last brought to (0 until a height move succeeds): a new session starts there.
+        self.robot_level = 0
         self.log = log
         self.monotonic = monotonic
         self.session: SectorSession | None = None
@@ -234,6 +254,7 @@ class SectorMover:
             request_id=request_id,
             start_sector=start_sector if 0 <= start_sector < SECTOR_COUNT else 0,
             step_budget=step_budget or DEFAULT_STEP_BUDGET,
+            level=self.robot_level,
         )
         with self._pending_lock:
             self._pending = session
@@ -270,9 +291,20 @@ class SectorMover:
         with self._busy:
             self._take_pending()
             if self.session is None:
-                self.session = SectorSession(request_id="")
+                self.session = SectorSession(request_id="", level=self.robot_level)
                 self.log("a move arrived before any verification request: started a session here")
             session = self.session
+            vertical = level_direction(raw_direction)
+            if vertical is not None:
+                try:
+                    return self._move_level(session, vertical)
+                except MoveCancelled as cancelled:
+                    self._stop_all()
+                    return self._result(MoveOutcome.REJECTED, message=str(cancelled), cancelled=True)
+                except MoveFault as fault:
+                    self._stop_all()
+                    self.log(f"move {vertical!r} failed: {fault}")
+                    return self._result(MoveOutcome.REJECTED, message=str(fault))
             try:
                 direction = normalize_direction(raw_direction, strict=True)
             except DirectionError as error:
@@ -287,11 +319,16 @@ class SectorMover:
                 self.log(f"move {direction!r} failed: {fault}")
                 return self._result(MoveOutcome.REJECTED, message=str(fault))
 
+    def _stop_all(self) -> None:
+        self.navigator.stop()
+        if self.heights is not None:
+            self.heights.stop()
+
     def _move(self, session: SectorSession, direction: str) -> MoveResult:
         if direction == "front":
             return self._result(MoveOutcome.STAYED, frame=self.robot.newest_frame_ns())
         target = session.target(direction)
-        if target in session.visited:
+        if session.seen(target):
             return self._result(
                 MoveOutcome.ALREADY_VISITED,
                 warning=f"sector {target} ({direction}) was already visited; the robot did not move",
@@ -341,7 +378,95 @@ class SectorMover:
             steps_taken=session.steps_taken,
             steps_remaining=session.steps_remaining,
             cancelled=cancelled,
+            level=session.level,
         )
+
+    # -- height levels --------------------------------------------------------------------------------------
+
+    def _move_level(self, session: SectorSession, direction: str) -> MoveResult:
+        """``up`` / ``down``: the next level's joint positions, the head aimed at the object, a fresh frame."""
+        levels = self.heights.settings.levels if self.heights is not None else ()
+        if not levels:
+            return self._result(
+                MoveOutcome.UNREACHABLE,
+                warning=f"{direction!r} is unreachable: this robot has no camera height levels (parameter "
+                "height_joint_names is empty); the camera did not move",
+            )
+        assert self.heights is not None
+        target = session.level + LEVEL_DIRECTIONS[direction]
+        if target not in levels:
+            return self._result(
+                MoveOutcome.UNREACHABLE,
+                warning=f"level {target} ({direction}) is unreachable: this robot's levels are "
+                f"{', '.join(str(level) for level in levels)}; the camera did not move",
+            )
+        if session.seen(session.current, target):
+            return self._result(
+                MoveOutcome.ALREADY_VISITED,
+                warning=f"sector {session.current} at level {target} ({direction}) was already visited; the camera "
+                "did not move",
+            )
+        object_xy = self._object()
+        sample = self._fresh_pose()
+        if not session.anchored:
+            session.anchor(object_xy, sample.pose)
+        self._check_not_pushed(session, sample)
+        why = self._joint_goal("FollowJointTrajectory", lambda: self.heights.send_level(target))  # type: ignore[union-attr]
+        if why is None and self.heights.settings.aim:
+            try:
+                why = self._joint_goal("PointHead", self.heights.send_aim)
+            except MoveCancelled:
+                raise
+            except MoveFault:
+                with contextlib.suppress(MoveFault):  # the torso went up: bring it back before reporting
+                    self._return_to_level(session)
+                raise
+        if why is not None:
+            self._return_to_level(session)
+            return self._result(
+                MoveOutcome.UNREACHABLE,
+                warning=f"level {target} ({direction}) is unreachable; the camera stayed at level {session.level}: "
+                + why,
+            )
+        self.robot_level = target
+        view = session.view_pose if session.view_pose is not None else sample.pose
+        stamp = self._frame_after_stop(view)
+        session.change_level(target)
+        return self._result(MoveOutcome.MOVED, frame=stamp)
+
+    def _joint_goal(self, what: str, send: Callable[[], str | None]) -> str | None:
+        """Send one joint goal and wait for its end: None when it succeeded, else the server's words (it
+        rejected or aborted the goal). A missing or silent server, or one that does not finish within
+        ``joint_timeout_s``, is a fault; a cancel cancels the joint goal."""
+        assert self.heights is not None
+        self._check_cancel()
+        problem = send()
+        if problem is not None:
+            raise MoveFault(f"{what} did not take the goal: {problem}")
+        started = self.monotonic()
+        while True:
+            self._check_cancel()
+            status, words = self.heights.status()
+            if status is NavStatus.SUCCEEDED:
+                return None
+            if status is NavStatus.FAILED:
+                return words or f"{what} failed (no reason given)"
+            if self.monotonic() - started >= self.settings.joint_timeout_s:
+                self.heights.stop()
+                raise MoveFault(
+                    f"{what} did not finish within {self.settings.joint_timeout_s:g} s (joint_timeout_s); its "
+                    "goal was cancelled"
+                )
+            self.robot.wait(POLL_S)
+
+    def _return_to_level(self, session: SectorSession) -> None:
+        """After a failed height move, send the joints back to the current level (they may have moved part-way)."""
+        if not self.settings.return_after_failure or self.heights is None:
+            return
+        level = session.level
+        why = self._joint_goal("FollowJointTrajectory", lambda: self.heights.send_level(level))  # type: ignore[union-attr]
+        if why is not None:
+            raise MoveFault(f"could not return the camera to level {level} after a failed height move: {why}")
 
     # -- checks ---------------------------------------------------------------------------------------------
 

@@ -36,6 +36,11 @@ ADAPTER_PARAMETERS: tuple[ParameterSpec, ...] = (
     ),
     ParameterSpec("object_x", 0.0, "object position x in world_frame (object_from_parameters only), metres"),
     ParameterSpec("object_y", 0.0, "object position y in world_frame (object_from_parameters only), metres"),
+    ParameterSpec(
+        "object_z",
+        0.0,
+        "object height z in world_frame (object_from_parameters only), metres: where PointHead aims",
+    ),
     # --- where the robot is
     ParameterSpec(
         "pose_source",
@@ -181,6 +186,77 @@ ADAPTER_PARAMETERS: tuple[ParameterSpec, ...] = (
         True,
         "after an unreachable move, drive back to the pose the current view was seen from",
     ),
+    # --- camera height levels (up / down): a torso, mast or arm joint and the head
+    ParameterSpec(
+        "height_joint_names",
+        "",
+        "joints that set the camera height, comma-separated (e.g. torso_lift_joint), moved with "
+        "control_msgs/FollowJointTrajectory. Empty: the robot has no height levels and up / down are unreachable",
+    ),
+    ParameterSpec(
+        "height_level_positions",
+        "",
+        "joint positions of each level, 'LEVEL: POSITION ...; ...' with one position per joint, e.g. "
+        "'-1: -0.4; 0: 0.0; 1: 0.45'. Level 0 (required) is the eye-level position; levels -2..2",
+    ),
+    ParameterSpec(
+        "height_joint_min",
+        "",
+        "lower limit of each height joint, comma-separated; a level position below it is refused at start-up",
+    ),
+    ParameterSpec(
+        "height_joint_max",
+        "",
+        "upper limit of each height joint, comma-separated; a level position above it is refused at start-up",
+    ),
+    ParameterSpec(
+        "height_move_time_s",
+        4.0,
+        "time_from_start of the FollowJointTrajectory point that moves to a level, seconds",
+        minimum=0.0,
+        exclusive_minimum=True,
+    ),
+    ParameterSpec(
+        "joint_timeout_s",
+        20.0,
+        "seconds a FollowJointTrajectory or PointHead goal may take to finish; longer is a fault (the goal is "
+        "cancelled)",
+        minimum=0.0,
+        exclusive_minimum=True,
+    ),
+    ParameterSpec(
+        "follow_joint_trajectory_action",
+        "torso_controller/follow_joint_trajectory",
+        "control_msgs/FollowJointTrajectory action of the height joints",
+    ),
+    ParameterSpec(
+        "point_head_action",
+        "head_controller/point_head",
+        "control_msgs/PointHead action that aims the camera at the object after each height move (empty: the "
+        "head is not aimed)",
+    ),
+    ParameterSpec(
+        "point_head_pointing_frame",
+        "",
+        "PointHead pointing_frame: the camera frame whose axis is aimed (empty: the head controller's default)",
+    ),
+    ParameterSpec(
+        "point_head_pointing_axis",
+        "0 0 1",
+        "PointHead pointing_axis in pointing_frame, three numbers (0 0 1: an optical frame's z)",
+    ),
+    ParameterSpec(
+        "point_head_min_duration_s",
+        0.0,
+        "PointHead min_duration, seconds",
+        minimum=0.0,
+    ),
+    ParameterSpec(
+        "point_head_max_velocity",
+        0.0,
+        "PointHead max_velocity, rad/s (0: the head controller's own limit)",
+        minimum=0.0,
+    ),
     # --- the camera
     ParameterSpec("image_topic", "camera/image_raw", "the camera's image topic (only its stamps are read)"),
     ParameterSpec(
@@ -235,6 +311,7 @@ def move_settings(values: Mapping[str, Any], pose_source: str, object_source: st
         frame_timeout_s=float(values["frame_timeout_s"]),
         frame_settle_s=float(values["frame_settle_s"]),
         return_after_failure=bool(values["return_after_failure"]),
+        joint_timeout_s=float(values["joint_timeout_s"]),
         pose_source=pose_source,
         object_source=object_source,
     )

@@ -6,6 +6,10 @@ robot's bearing from the object at that moment becomes sector ``start_sector`` (
 names another), that sector counts as visited, and the pose the robot stands at is the current view's pose.
 The benchmark's move rules then apply: "front" stays, a visited sector is ``already_visited`` without motion,
 any other sector is a target the robot tries to reach.
+
+With camera height levels a view is (sector, level): the session starts at eye level (0) unless the torso was
+left at another level by the previous request (``start_level``), ``up`` / ``down`` change the level at the same
+sector, planar moves keep the level, and "visited" is judged per (sector, level).
 """
 
 from __future__ import annotations
@@ -34,12 +38,17 @@ class SectorSession:
     front_bearing: float | None = None
     view_pose: Pose2D | None = None
     steps_taken: int = 0
+    #: The camera height level now (0 = eye level) and every (sector, level) view seen; ``visited`` keeps the
+    #: sectors seen at any level.
+    level: int = 0
+    views: set[tuple[int, int]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         if not 0 <= self.start_sector < SECTOR_COUNT:
             raise ValueError(f"start_sector must lie in 0..{SECTOR_COUNT - 1}, got {self.start_sector}")
         self.current = self.start_sector
         self.visited = {self.start_sector}
+        self.views = {(self.start_sector, self.level)}
 
     @property
     def anchored(self) -> bool:
@@ -64,7 +73,17 @@ class SectorSession:
     def arrive(self, sector: int, pose: Pose2D) -> None:
         self.current = sector
         self.visited.add(sector)
+        self.views.add((sector, self.level))
         self.view_pose = pose
+
+    def seen(self, sector: int, level: int | None = None) -> bool:
+        """Whether the view (sector, level) was seen (level: the current one when None)."""
+        return (sector, self.level if level is None else level) in self.views
+
+    def change_level(self, level: int) -> None:
+        """The camera now looks from ``level`` at the current sector (the base did not move)."""
+        self.level = level
+        self.views.add((self.current, level))
 
     @property
     def steps_remaining(self) -> int:

@@ -259,12 +259,16 @@ class LiveScene:
         gx, _, gz = self.goal
         return math.atan2(z - gz, x - gx), math.hypot(x - gx, z - gz)
 
-    def camera_pose(self, pose: BasePose) -> CameraPose:
-        """The camera of a base standing at ``pose``: sensor height above the floor, the rule's pitch."""
+    def camera_pose(self, pose: BasePose, lift_m: float = 0.0, pitch: float | None = None) -> CameraPose:
+        """The camera of a base standing at ``pose``: sensor height above the floor raised by the torso's
+        ``lift_m`` (negative: lowered), pitched by ``pitch`` (radians, + = up; None: the pitch rule's)."""
         x, z = scene_xz(pose)
         hx, hz = scene_heading(pose.yaw)
-        position = (x, SENSOR_HEIGHT, z)
-        return CameraPose.looking_at(position, (x + hx, SENSOR_HEIGHT, z + hz), self.pitch)
+        height = SENSOR_HEIGHT + lift_m
+        position = (x, height, z)
+        return CameraPose.looking_at(
+            position, (x + hx, height, z + hz), self.pitch if pitch is None else pitch
+        )
 
     # -- rendering -----------------------------------------------------------------------------------------
 
@@ -284,9 +288,10 @@ class LiveScene:
             attribute_pixels=pixels,
         )
 
-    def render(self, pose: BasePose) -> LiveView:
-        """Render what the camera of a base at ``pose`` sees."""
-        return self.render_camera(self.camera_pose(pose))
+    def render(self, pose: BasePose, lift_m: float = 0.0, pitch: float | None = None) -> LiveView:
+        """Render what the camera of a base at ``pose`` sees (torso lift and head pitch as in
+        :meth:`camera_pose`)."""
+        return self.render_camera(self.camera_pose(pose, lift_m, pitch))
 
     def nearest_capture(
         self, camera: CameraPose, position_tolerance_m: float = 0.01, angle_tolerance_deg: float = 0.5

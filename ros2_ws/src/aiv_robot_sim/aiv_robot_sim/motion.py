@@ -10,6 +10,7 @@ test drives a 2 m move at 0.5 m/s in 40 ms of wall time with ``time_scale`` 100.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .frames import BasePose, wrap_angle
@@ -105,3 +106,77 @@ class Base:
             self.move = None
             return True
         return False
+
+
+@dataclass(frozen=True)
+class JointMove:
+    """One joint's move from ``start`` to ``goal`` that began at ``started`` (wall seconds)."""
+
+    start: float
+    goal: float
+    started: float
+    duration: float  # seconds of simulated time
+
+    def progress(self, now: float, time_scale: float) -> float:
+        if self.duration <= 0.0:
+            return 1.0
+        return min(1.0, max(0.0, (now - self.started) * time_scale / self.duration))
+
+    def position(self, now: float, time_scale: float) -> float:
+        return self.start + self.progress(now, time_scale) * (self.goal - self.start)
+
+
+class Joints:
+    """Positions of the stand-in's joints (a lifting torso, a tilting head), each moved linearly toward a goal.
+
+    Like :class:`Base`, it is only what a client can observe: joint states that change while a move runs and
+    end exactly at the goal. Each joint moves on its own (a torso goal does not stop the head); a move of
+    several joints takes the longer of the requested duration and what each joint's speed limit allows, in
+    simulated time (``time_scale``)."""
+
+    def __init__(self, positions: dict[str, float], speeds: dict[str, float], time_scale: float) -> None:
+        self._positions = dict(positions)
+        self.speeds = dict(speeds)
+        self.time_scale = time_scale
+        self.moves: dict[str, JointMove] = {}
+
+    def moving(self, names: Iterable[str]) -> bool:
+        """Whether any of ``names`` is still moving."""
+        return any(name in self.moves for name in names)
+
+    def positions(self, now: float) -> dict[str, float]:
+        """Every joint's position at wall time ``now``."""
+        out = dict(self._positions)
+        for name, move in self.moves.items():
+            out[name] = move.position(now, self.time_scale)
+        return out
+
+    def velocities(self) -> dict[str, float]:
+        """Each joint's velocity in simulated time (0 when still)."""
+        out = dict.fromkeys(self._positions, 0.0)
+        for name, move in self.moves.items():
+            if move.duration > 0.0:
+                out[name] = (move.goal - move.start) / move.duration
+        return out
+
+    def start(self, goal: dict[str, float], duration: float, now: float) -> None:
+        """Move the named joints to ``goal``, together (a move of one of them in progress is replaced)."""
+        here = self.positions(now)
+        needed = max((abs(goal[n] - here[n]) / self.speeds[n] for n in goal), default=0.0)
+        for name, target in goal.items():
+            self._positions[name] = here[name]
+            self.moves[name] = JointMove(here[name], target, now, max(duration, needed))
+
+    def stop(self, names: Iterable[str], now: float) -> None:
+        """Stop the named joints where they are."""
+        here = self.positions(now)
+        for name in names:
+            self._positions[name] = here[name]
+            self.moves.pop(name, None)
+
+    def update(self, now: float) -> None:
+        """Advance to ``now``: a joint whose move has ended stands exactly at its goal."""
+        for name, move in list(self.moves.items()):
+            if move.progress(now, self.time_scale) >= 1.0:
+                self._positions[name] = move.goal
+                del self.moves[name]

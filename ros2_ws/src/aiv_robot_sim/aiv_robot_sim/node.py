@@ -15,6 +15,8 @@ Published
   ``object_pose``               geometry_msgs/PoseStamped of the object's bounding-box centre (latched:
                                 reliable, transient_local, depth 1)
   ``goal_status``               std_msgs/String, one message per event (reliable, volatile, depth 10)
+  ``joint_states``              sensor_msgs/JointState of the torso and head joints at ``odom_rate_hz`` (with
+                                control_msgs)
 
 Subscribed
   ``goal_pose``    geometry_msgs/PoseStamped in ``map`` (an empty frame id means ``map``; z, roll, pitch ignored)
@@ -22,6 +24,11 @@ Subscribed
   ``cmd_vel``      geometry_msgs/Twist: an all-zero twist stops like ``goal_cancel`` (others are ignored: the base
                    only drives to goals)
   ``sim/set_pose`` geometry_msgs/PoseStamped: put the base there at once (a push, for fault tests)
+
+Served (where control_msgs is importable: scripts/install_ros2_tools.sh builds it, apt ROS has it)
+  ``torso_controller/follow_joint_trajectory``  control_msgs/FollowJointTrajectory: the torso lift and head tilt
+  ``head_controller/point_head``                control_msgs/PointHead: tilt the camera toward a point
+  (see :mod:`.head_and_torso`; the camera is rendered from the torso height and head tilt at each stamp)
 
 Goal semantics. Each goal is answered on ``goal_status``, in order, with exactly one of ``accepted`` or
 ``refused: <reason>`` (refused: another frame than ``map``, not finite, outside the room, inside a wall, inside
@@ -58,7 +65,8 @@ from aiv_common.parameters import declare_parameter_table, start_node
 from aiv_common.qos import QoSSettings, qos_settings_from
 from aiv_interfaces.msg import Detection2D, GroundTruthView
 from geometry_msgs.msg import Point, Pose, PoseStamped, Quaternion, Twist
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
@@ -71,6 +79,7 @@ from .frames import (
     world_from_scene_point,
     yaw_to_quaternion,
 )
+from .head_and_torso import HeadAndTorso, control_msgs_available
 from .live_scene import LiveScene, LiveView, SceneError
 from .motion import Base
 from .robot_sim_parameters import CAMERA_QOS, ROBOT_SIM_PARAMETERS, START_AT_POSE
@@ -161,6 +170,39 @@ class RobotSimNode(Node):
         self.create_subscription(
             PoseStamped, str(values["set_pose_topic"]), self.on_set_pose, STATUS_QOS.to_profile()
         )
+        self.head_and_torso: HeadAndTorso | None = None
+        if control_msgs_available():
+            try:
+                self.head_and_torso = HeadAndTorso(
+                    self,
+                    values,
+                    self.lock,
+                    self.base,
+                    -self.scene.pitch,
+                    lambda: self.now_ns() * 1e-9,
+                )
+            except ValueError as error:
+                raise ParameterError(str(error)) from error
+            joint_group = ReentrantCallbackGroup()  # a joint goal runs while the other server takes its own
+            self.joint_servers = [
+                ActionServer(
+                    self,
+                    action_type,
+                    str(values[name]),
+                    execute_callback=execute,
+                    goal_callback=lambda _goal: GoalResponse.ACCEPT,
+                    cancel_callback=lambda _goal: CancelResponse.ACCEPT,
+                    callback_group=joint_group,
+                )
+                for action_type, name, execute in (
+                    (
+                        self.head_and_torso.follow_type,
+                        "follow_joint_trajectory_action",
+                        self.head_and_torso.follow,
+                    ),
+                    (self.head_and_torso.point_type, "point_head_action", self.head_and_torso.point),
+                )
+            ]
         self.create_timer(
             1.0 / float(values["camera_rate_hz"]), self.publish_frame, callback_group=camera_group
         )
@@ -169,11 +211,20 @@ class RobotSimNode(Node):
         self.get_logger().info(
             f"standing in {self.scene.episode_path} ({self.scene.category} {self.scene.object_id}); camera "
             f"{values['camera_rate_hz']} Hz, speed {values['linear_speed']} m/s x time_scale {values['time_scale']}, "
-            f"odometry on {'odom and ' if self.odom_pub else ''}{values['odom_pose_topic']}"
+            f"odometry on {'odom and ' if self.odom_pub else ''}{values['odom_pose_topic']}; torso and head "
+            + (
+                f"on {values['follow_joint_trajectory_action']} and {values['point_head_action']}"
+                if self.head_and_torso is not None
+                else "not served (control_msgs is not installed)"
+            )
         )
 
     def destroy_node(self) -> None:
         self.closing = True
+        for server in getattr(
+            self, "joint_servers", []
+        ):  # absent when the constructor refused its parameters
+            server.destroy()
         super().destroy_node()
 
     # -- set-up --------------------------------------------------------------------------------------------
@@ -283,6 +334,10 @@ class RobotSimNode(Node):
             pose = self.base.pose(stamp_ns * 1e-9)
             velocity = self.base.move.velocity(self.base.time_scale) if self.base.move else (0.0, 0.0, 0.0)
             self.publish_odometry(stamp_ns, pose, velocity)
+            if self.head_and_torso is not None:
+                self.head_and_torso.publish_joint_states(
+                    self.header(stamp_ns, self.base_frame), stamp_ns * 1e-9
+                )
             if arrived:
                 self.status("arrived")
 
@@ -318,8 +373,13 @@ class RobotSimNode(Node):
             stamp_ns = max(self.now_ns(), self.last_stamp_ns + 1)  # strictly increasing stamps
             self.last_stamp_ns = stamp_ns
             pose = self.base.pose(stamp_ns * 1e-9)
+            lift, pitch = (
+                self.head_and_torso.camera_lift_and_pitch(stamp_ns * 1e-9)
+                if self.head_and_torso is not None
+                else (0.0, None)
+            )
         started = self.get_clock().now().nanoseconds
-        view = self.scene.render(pose)
+        view = self.scene.render(pose, lift, pitch)
         if self.closing or not self.context.ok():
             return
         self.render_seconds += (self.get_clock().now().nanoseconds - started) * 1e-9
@@ -412,7 +472,7 @@ def main(args: list[str] | None = None) -> int:
     node = start_node("robot_sim", RobotSimNode, args)
     if node is None:
         return 2
-    executor = MultiThreadedExecutor(num_threads=2)
+    executor = MultiThreadedExecutor(num_threads=4)  # camera, odometry, and a joint goal or two
     executor.add_node(node)
     try:
         executor.spin()

@@ -14,6 +14,8 @@ CAMERA_QOS_DEFAULT = QoSSettings(reliability="reliable", durability="volatile", 
 #: ``start_view`` value that places the base at (start_x, start_y, start_yaw_deg) instead of at a capture.
 START_AT_POSE = "pose"
 COMPRESSED_FORMATS = ("jpeg", "png")
+#: Faults the joint action servers can be told to show (``trajectory_fault``, ``point_head_fault``).
+JOINT_FAULTS = ("none", "abort", "hang")
 
 ROBOT_SIM_PARAMETERS: tuple[ParameterSpec, ...] = (
     # Which synthetic episode to stand in.
@@ -91,6 +93,77 @@ ROBOT_SIM_PARAMETERS: tuple[ParameterSpec, ...] = (
     ),
     ParameterSpec(
         "odom_rate_hz", 20.0, "odometry messages per wall-clock second", minimum=0.0, exclusive_minimum=True
+    ),
+    # Torso and head: the camera's height and tilt (served with control_msgs, where it is importable).
+    ParameterSpec(
+        "torso_joint",
+        "torso_lift_joint",
+        "prismatic joint that lifts the camera: its position is metres above (+) or below (-) the eye-level "
+        "sensor height (1.31 m); starts at 0",
+    ),
+    ParameterSpec(
+        "torso_min_m",
+        -0.6,
+        "lowest torso position (m; a goal below it is aborted)",
+        minimum=-1.2,
+        maximum=0.0,
+    ),
+    ParameterSpec(
+        "torso_max_m", 1.0, "highest torso position (m; a goal above it is aborted)", minimum=0.0, maximum=1.5
+    ),
+    ParameterSpec(
+        "torso_speed_mps",
+        0.25,
+        "torso speed (m/s of simulated time)",
+        minimum=0.0,
+        exclusive_minimum=True,
+    ),
+    ParameterSpec(
+        "head_tilt_joint",
+        "head_tilt_joint",
+        "revolute joint that tilts the camera: radians, + = down (REP-103, about the head's +y); starts at the "
+        "pitch rule's tilt, so an unmoved head renders as before",
+    ),
+    ParameterSpec(
+        "head_tilt_min_deg", -60.0, "head tilt limit, looking up (deg)", minimum=-90.0, maximum=0.0
+    ),
+    ParameterSpec(
+        "head_tilt_max_deg", 80.0, "head tilt limit, looking down (deg)", minimum=0.0, maximum=90.0
+    ),
+    ParameterSpec(
+        "head_speed_deg",
+        90.0,
+        "head tilt speed (deg/s of simulated time; a PointHead goal's max_velocity may lower it)",
+        minimum=0.0,
+        exclusive_minimum=True,
+    ),
+    ParameterSpec(
+        "follow_joint_trajectory_action",
+        "torso_controller/follow_joint_trajectory",
+        "control_msgs/FollowJointTrajectory action moving the torso and head joints (to the last point)",
+    ),
+    ParameterSpec(
+        "point_head_action",
+        "head_controller/point_head",
+        "control_msgs/PointHead action tilting the head so the camera looks at a point in world_frame",
+    ),
+    ParameterSpec(
+        "joint_states_topic", "joint_states", "sensor_msgs/JointState of the torso and head, at odom_rate_hz"
+    ),
+    ParameterSpec(
+        "trajectory_fault",
+        "none",
+        "for fault tests: abort: every FollowJointTrajectory goal is aborted; hang: accepted and never finished "
+        "(until cancelled); none: served",
+        choices=JOINT_FAULTS,
+        read_only=False,
+    ),
+    ParameterSpec(
+        "point_head_fault",
+        "none",
+        "for fault tests: the same for PointHead goals",
+        choices=JOINT_FAULTS,
+        read_only=False,
     ),
     # Frames.
     ParameterSpec("world_frame", "map", "fixed frame of odometry, goals, object and camera poses (z up)"),
