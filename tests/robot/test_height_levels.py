@@ -141,9 +141,22 @@ def test_up_moves_the_torso_then_aims_the_head_and_returns_a_later_frame_at_the_
     # A planar move keeps the level; the view (sector 1, level 1) is new, (sector 1, level 0) still unseen.
     side = mover.move("front-left")
     assert side.outcome is MoveOutcome.MOVED and (side.sector, side.level) == (1, 1)
+    assert joints.sent[-1] == ("PointHead", "object") and len(joints.sent) == 3  # re-aimed after the drive
     lower = mover.move("down")
     assert lower.outcome is MoveOutcome.MOVED and (lower.sector, lower.level) == (1, 0)
     assert [s.steps_taken for s in (up, down, side, lower)] == [1, 3, 4, 5]
+
+
+def test_a_robot_whose_head_was_never_aimed_drives_exactly_as_before() -> None:
+    world = FakeWorld()
+    joints = FakeJoints(world, _settings())
+    mover = _mover(world, joints)
+    assert mover.move("front-left").outcome is MoveOutcome.MOVED
+    assert mover.move("up").outcome is MoveOutcome.MOVED
+    assert joints.sent == [
+        ("FollowJointTrajectory", 1),
+        ("PointHead", "object"),
+    ]  # nothing before the height move
 
 
 def test_a_robot_without_levels_answers_up_and_down_unreachable_with_one_line() -> None:

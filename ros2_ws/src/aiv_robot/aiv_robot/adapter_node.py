@@ -483,6 +483,7 @@ class RobotAdapterNode(Node):
                 "unreachable"
             )
             heights = replace(heights, joint_names=())
+            settings = replace(settings, no_levels_reason="control_msgs is not installed")
         if heights.levels:
             self.heights = ControlHeightDriver(
                 self, heights, values, self.state.object_point, self.state._notify, inputs

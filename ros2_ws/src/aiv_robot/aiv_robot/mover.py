@@ -180,6 +180,8 @@ class MoveSettings:
     frame_settle_s: float = 0.2
     return_after_failure: bool = True
     joint_timeout_s: float = 20.0
+    #: Why a robot has no height levels, for the warning of an unreachable up / down.
+    no_levels_reason: str = "parameter height_joint_names is empty"
     pose_source: str = "the robot pose topic"
     object_source: str = "the object pose topic"
 
@@ -239,6 +241,9 @@ class SectorMover:
         self.heights = heights
         #: The level the camera was last brought to (0 until a height move succeeds): a new session starts there.
         self.robot_level = 0
+        #: Whether PointHead has aimed the head: from then on it is re-aimed after every drive (the tilt that
+        #: suited one stand-off does not suit the other). A robot never moved in height keeps today's moves.
+        self.head_aimed = False
         self.log = log
         self.monotonic = monotonic
         self.session: SectorSession | None = None
@@ -344,9 +349,10 @@ class SectorMover:
             goal = viewing_pose(object_xy, session.bearing_of(target), distance, settings.camera_yaw_offset)
             attempt = self._navigate(goal)
             if attempt.arrived:
+                note = self._reaim_head()
                 stamp = self._frame_after_stop(goal)
                 session.arrive(target, goal)
-                return self._result(MoveOutcome.MOVED, frame=stamp)
+                return self._result(MoveOutcome.MOVED, frame=stamp, warning=note)
             failures.append(f"{label} view ({distance:g} m): {attempt.why}")
         self._return_to_view(session)
         return self._result(
@@ -389,8 +395,8 @@ class SectorMover:
         if not levels:
             return self._result(
                 MoveOutcome.UNREACHABLE,
-                warning=f"{direction!r} is unreachable: this robot has no camera height levels (parameter "
-                "height_joint_names is empty); the camera did not move",
+                warning=f"{direction!r} is unreachable: this robot has no camera height levels "
+                f"({self.settings.no_levels_reason}); the camera did not move",
             )
         assert self.heights is not None
         target = session.level + LEVEL_DIRECTIONS[direction]
@@ -429,6 +435,7 @@ class SectorMover:
                 + why,
             )
         self.robot_level = target
+        self.head_aimed = self.head_aimed or self.heights.settings.aim
         view = session.view_pose if session.view_pose is not None else sample.pose
         stamp = self._frame_after_stop(view)
         session.change_level(target)
@@ -458,6 +465,14 @@ class SectorMover:
                     "goal was cancelled"
                 )
             self.robot.wait(POLL_S)
+
+    def _reaim_head(self) -> str:
+        """After a drive, aim the head at the object again once it has been aimed before; a note when that
+        failed (the view still counts: the base arrived, the camera may look past the object)."""
+        if self.heights is None or not self.head_aimed or not self.heights.settings.aim:
+            return ""
+        why = self._joint_goal("PointHead", self.heights.send_aim)
+        return "" if why is None else f"the head could not be re-aimed at the object after the drive: {why}"
 
     def _return_to_level(self, session: SectorSession) -> None:
         """After a failed height move, send the joints back to the current level (they may have moved part-way)."""
