@@ -246,3 +246,24 @@ def test_episodes_with_levels_over_ros_equal_in_process_ones(
         height_moves += sum(move in LEVEL_DIRECTIONS for move in moves)
     assert height_moves > 0
     verifier.assert_running()
+
+
+def test_the_frame_takes_its_level_and_the_episode_levels_from_where_they_are_known() -> None:
+    """GroundTruthView of an offline view: its level and its layout's levels. A live view (sector -1, the robot
+    stand-in) or no ground truth at all: the level the last move named and the ``height_levels`` parameter."""
+    from aiv_verifier.agent.port import FrameRequest
+    from aiv_verifier.frame_cache import FrameEntry
+    from aiv_verifier.ros_port import view_frame
+
+    image = np.zeros((4, 4, 3), np.uint8)
+    request = FrameRequest(stamp=5, step_count=3, sector=2, navigation_failed=False, level=1)
+    robot = TowerRobot.__new__(TowerRobot)
+    robot.levels = (-1, 0, 1)
+    offline = GroundTruthView(capture_tag="s4_far_below", sector=4, level=-1, layout=robot.layout())
+    frame = view_frame(FrameEntry(5, image, ground_truth=offline), request, levels=(0, 1))
+    assert (frame.current_sector, frame.current_level, frame.levels) == (4, -1, (-1, 0, 1))
+    live = GroundTruthView(capture_tag="", sector=-1, level=0)
+    frame = view_frame(FrameEntry(5, image, ground_truth=live), request, levels=(0, 1))
+    assert (frame.current_sector, frame.current_level, frame.levels) == (2, 1, (0, 1))
+    frame = view_frame(FrameEntry(5, image), request)
+    assert (frame.current_level, frame.levels, frame.episode_levels) == (1, (0,), (0, 1))
