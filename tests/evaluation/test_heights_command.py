@@ -146,3 +146,12 @@ def test_the_survey_looks_off_eye_level_only_when_asked(leveled_root: Path) -> N
         assert after.views[: len(before.views)] == before.views  # eye level first, as before
     assert all("level" not in view for view in pair_to_json(plain[0])["views"])
     assert pair_from_json(json.loads(json.dumps(pair_to_json(leveled[0])))) == leveled[0]
+
+
+def test_eye_level_only_is_a_run_of_its_own(tmp_path: Path, micro_root: Path) -> None:
+    """``height_levels: eye`` changes the run id (a resume must not mix it with a run of every level); the
+    default adds nothing to the identity, so every run id from before levels stays."""
+    default = oracle_veto_spec(tmp_path, micro_root, "a").run_config().run_id
+    every = oracle_veto_spec(tmp_path, micro_root, "b", "offline_sim.height_levels=all").run_config().run_id
+    eye = oracle_veto_spec(tmp_path, micro_root, "c", "offline_sim.height_levels=eye").run_config().run_id
+    assert default == every != eye

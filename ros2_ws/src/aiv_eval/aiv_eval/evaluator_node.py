@@ -60,7 +60,13 @@ from .episode_client import (
 )
 from .evaluation_loop import EmptySelectionError, EpisodeJob, LoopOutcome, RunAborted, evaluate_index
 from .evaluator_parameters import EVALUATOR_PARAMETERS
-from .identity import SIM_IDENTITY_KEYS, build_run_config, evaluation_slice, fingerprint_config
+from .identity import (
+    SIM_IDENTITY_DEFAULTS_LEFT_OUT,
+    SIM_IDENTITY_KEYS,
+    build_run_config,
+    evaluation_slice,
+    fingerprint_config,
+)
 from .in_flight import in_flight_problem
 from .pairs import (
     NoPairAvailableError,
@@ -74,7 +80,7 @@ from .pairs import (
 from .scoring import failure_record, record_from_verdict, start_refused_reason, verifier_failed_reason
 from .stage_times import STEPS, stage_line
 
-SIM_PARAMETERS = (*SIM_IDENTITY_KEYS, "dataset_root", "privileged_output")
+SIM_PARAMETERS = (*SIM_IDENTITY_KEYS, *SIM_IDENTITY_DEFAULTS_LEFT_OUT, "dataset_root", "privileged_output")
 PARAMETER_ATTEMPTS = 3
 #: With several pairs, episodes started beyond one per pair while the oldest unwritten one still runs (their
 #: records wait for its turn): per pair, enough to cover a six-step episode among one-step ones.

@@ -20,6 +20,10 @@ from . import RunConfig
 
 #: Simulator parameters that change what an episode is (the rest only change transport or logging).
 SIM_IDENTITY_KEYS = ("index_file", "max_steps", "seed", "seed_policy", "view_priority")
+#: Simulator parameters that enter the identity only when set to another value than this default, so adding
+#: them changed no run id: ``height_levels: eye`` plays a dataset with height levels as one-level episodes,
+#: another run than the same dataset with every level (a resume must not mix the two).
+SIM_IDENTITY_DEFAULTS_LEFT_OUT: Mapping[str, Any] = {"height_levels": "all"}
 
 
 def fingerprint_config(sim: Mapping[str, Any], agent_flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -31,7 +35,12 @@ def fingerprint_config(sim: Mapping[str, Any], agent_flat: Mapping[str, Any]) ->
         raise KeyError(f"simulator parameters missing for the run identity: {missing}")
     uses_evidence = evidence_in_use(agent_flat)
     fingerprint: dict[str, Any] = {
-        "offline_sim": {key: sim[key] for key in SIM_IDENTITY_KEYS},
+        "offline_sim": {key: sim[key] for key in SIM_IDENTITY_KEYS}
+        | {
+            key: sim[key]
+            for key, default in SIM_IDENTITY_DEFAULTS_LEFT_OUT.items()
+            if key in sim and sim[key] != default
+        },
         "verifier": {
             key: value
             for key, value in sorted(agent_flat.items())
