@@ -7,6 +7,7 @@ level it must play exactly the one-level dataset's episodes, and both arms must 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,10 @@ def _params(tmp_path: Path) -> Path:
     return params
 
 
+def _refuse(constant: str) -> None:
+    raise AssertionError(f"heights.json holds {constant}: not strict JSON")
+
+
 def _without_run_id(run_dir: Path) -> list[dict[str, object]]:
     lines = (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
     return [{k: v for k, v in json.loads(line).items() if k != "run_id"} for line in lines]
@@ -49,7 +54,7 @@ def test_eye_level_against_heights_on_the_same_episodes(
     ])  # fmt: skip
     printed = capsys.readouterr().out
     assert code == 0, printed
-    document = json.loads((out / "heights.json").read_text(encoding="utf-8"))
+    document = json.loads((out / "heights.json").read_text(encoding="utf-8"), parse_constant=_refuse)
     assert [arm["name"] for arm in document["arms"]] == ["eye", "heights"]
     eye, heights = document["rows"]
     assert eye["n"] == heights["n"] == 12
@@ -87,7 +92,7 @@ def test_ab_compares_two_values_of_a_parameter_paired(
         "--bootstrap-resamples", "100",
     ])  # fmt: skip
     assert code == 0, capsys.readouterr()
-    document = json.loads((out / "heights.json").read_text(encoding="utf-8"))
+    document = json.loads((out / "heights.json").read_text(encoding="utf-8"), parse_constant=_refuse)
     assert [arm["name"] for arm in document["arms"]] == ["fusion-veto", "fusion-attr_majority"]
     assert load_run(out / "fusion-veto").run_config.config_info["fusion_type"] == "veto"
     assert load_run(out / "fusion-attr_majority").run_config.config_info["fusion_type"] == "attr_majority"
@@ -155,3 +160,13 @@ def test_eye_level_only_is_a_run_of_its_own(tmp_path: Path, micro_root: Path) ->
     every = oracle_veto_spec(tmp_path, micro_root, "b", "offline_sim.height_levels=all").run_config().run_id
     eye = oracle_veto_spec(tmp_path, micro_root, "c", "offline_sim.height_levels=eye").run_config().run_id
     assert default == every != eye
+
+
+def test_figures_of_empty_groups_are_written_as_null() -> None:
+    """A slice without positives (or without a YES) has NaN figures; heights.json holds null instead."""
+    from aiv_eval.heights import json_safe
+
+    document = {"per_pair": {"positive": math.nan, "neg_diff": 1.0}, "ci": (0.0, math.nan), "n": 3}
+    assert json.dumps(json_safe(document), allow_nan=False) == (
+        '{"per_pair": {"positive": null, "neg_diff": 1.0}, "ci": [0.0, null], "n": 3}'
+    )

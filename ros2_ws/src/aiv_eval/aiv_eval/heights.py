@@ -150,6 +150,18 @@ def paired_differences(
     return {"accuracy": comparison, "steps": steps, "acceptance": accepted}
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` with every NaN (a figure of an empty group: no positives, no YES) as None, so the file is
+    strict JSON that any reader accepts."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    return value
+
+
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
@@ -291,7 +303,9 @@ def _cmd_heights(args: argparse.Namespace) -> int:
             text += "\n" + "\n".join(levels_markdown(row["levels"])).replace(
                 "## Views by height level", f"## Views by height level — {md_escape(name)}", 1
             )
-    (out / RESULT_FILE).write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    (out / RESULT_FILE).write_text(
+        json.dumps(json_safe(document), indent=1, allow_nan=False) + "\n", encoding="utf-8"
+    )
     (out / TABLE_FILE).write_text(text, encoding="utf-8")
     print(text, end="")
     print(f"wall time {document['wall_s']} s; figures in {out / RESULT_FILE}")
