@@ -104,7 +104,8 @@ def test_ab_compares_two_values_of_a_parameter_paired(
     [
         (["--ab", "verifier.agent.nbv=farthest"], "expected exactly two different values"),
         (["--ab", "verifier.agent.nbv=farthest,uncertainty", "--set", "verifier.agent.nbv=random"],
-         "set it in one place"),
+         "overrides what --ab"),
+        (["--set", "offline_sim.height_levels=eye"], "overrides what the eye-level arm compares"),
     ],
 )  # fmt: skip
 def test_bad_ab_is_one_line_and_exit_2(

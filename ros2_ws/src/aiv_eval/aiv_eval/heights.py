@@ -242,9 +242,8 @@ def run_arms(
     from .evidence.trust_table import acceptance_ceiling
     from .in_process import run_in_process
 
-    specs = [
-        arm_spec(params, dataset, overrides, arm, out) for arm in arms
-    ]  # every arm checked before any runs
+    # Every arm's configuration is checked before the first one runs.
+    specs = [arm_spec(params, dataset, overrides, arm, out) for arm in arms]
     for spec in specs:
         check_evidence_tables(spec)
     runs, rows, complete = [], [], True
@@ -276,10 +275,10 @@ def _cmd_heights(args: argparse.Namespace) -> int:
 
     arms = ab_arms(args.ab) if args.ab else height_arms()
     overrides = list(args.set or [])
-    if args.ab and any(item.split("=", 1)[0] == args.ab.split("=", 1)[0] for item in overrides):
-        raise SpecError(
-            f"--ab {args.ab!r} and --set both set {args.ab.split('=', 1)[0]}: set it in one place"
-        )
+    compared = arms[0].overrides[0].split("=", 1)[0]
+    if any(item.split("=", 1)[0] == compared for item in overrides):
+        what = f"--ab {args.ab!r}" if args.ab else "the eye-level arm"
+        raise SpecError(f"--set {compared} overrides what {what} compares; leave it to the arms")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
