@@ -15,6 +15,12 @@ a detector topic) or ``config/robot_verify_standin.yaml`` with ``standin:=true``
 topics, ground-truth boxes from the stand-in). The verifier learns nothing from the adapter but move results;
 the adapter starts a new session (the current bearing becomes "front") on every request the verifier publishes
 on ``verifier/requests``.
+
+Camera height levels (``up`` / ``down``): the adapter moves a torso / mast through
+``control_msgs/FollowJointTrajectory`` and aims the head through ``control_msgs/PointHead`` when its
+``height_joint_names`` / ``height_level_positions`` are set (``robot_verify_standin.yaml`` sets them for the
+stand-in's torso: levels -1, 0, 1); the verifier plans such moves when its ``height_levels`` names the same levels
+(e.g. ``'-1,0,1'`` in your params file). docs/robot.md, "Camera height levels".
 """
 
 from launch import LaunchDescription
