@@ -170,7 +170,7 @@ def test_ground_truth_lists_absent_slots_and_slot_order_as_the_catalogue_has_the
     """The oracles read absences and slot order from the GT file instead of importing the generator, so the
     file must say exactly what the catalogue says: every slot the recipe leaves "none", with its absence phrase,
     parts and view dependence, and the catalogue order of all slots."""
-    absent_seen = 0
+    absent_seen = surfaces_seen = 0
     for doc in _gt(tiny_root).values():
         spec = CATALOGUE[doc["object_category"]]
         defs = spec.attributes_for(doc["subtype"])
@@ -187,12 +187,18 @@ def test_ground_truth_lists_absent_slots_and_slot_order_as_the_catalogue_has_the
             for attr in defs
             if doc["recipe"][attr.name] == NONE
         ]
+        # Absent logos / prints also say where they would be (the absence surface); nothing else does.
+        surfaces = [item.pop("surface", None) for item in doc["absent_attributes"]]
         assert doc["absent_attributes"] == expected
+        for item, surface in zip(expected, surfaces, strict=True):
+            is_print = any(part.startswith("decal:") for part in item["parts"])
+            assert surface is None or (is_print and surface["region"] == f"decal:{item['name']}")
+            surfaces_seen += surface is not None
         present = {item["name"] for item in doc["attributes"]}
         absent = {item["name"] for item in doc["absent_attributes"]}
         assert not present & absent and present | absent == set(doc["slot_order"])
         absent_seen += len(absent)
-    assert absent_seen > 0
+    assert absent_seen > 0 and surfaces_seen > 0
 
 
 def test_index_pairs_are_balanced_and_neg_same_differs_in_one_or_two_attributes(tiny_root: Path) -> None:
