@@ -41,7 +41,6 @@ from dataclasses import replace
 from typing import Any
 
 import rclpy
-from aiv_common.action_waits import SentGoal, ServerLostError, action_server_watch, send_goal_confirmed
 from aiv_common.move_outcomes import outcome_code
 from aiv_common.parameter_spec import ParameterError
 from aiv_common.parameters import declare_parameter_table, start_node
@@ -59,6 +58,7 @@ from rclpy.time import Time
 from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Empty, String
 
+from .action_goal import GoalTracker
 from .geometry import Pose2D, quaternion_from_yaw, yaw_from_quaternion
 from .height_actions import ControlHeightDriver
 from .heights import height_settings
@@ -294,117 +294,34 @@ class Nav2Navigator:
     reports_arrival = True
 
     def __init__(self, node: Node, state: RobotState, values: dict[str, Any], group: Any) -> None:
-        from action_msgs.msg import GoalStatus
         from rclpy.action import ActionClient
 
         navigate = importlib.import_module("nav2_msgs.action").NavigateToPose
-        self.goal_status = GoalStatus
         self.node = node
         self.state = state
         self.world_frame = str(values["world_frame"])
-        self.answer_timeout_s = float(values["answer_timeout_s"])
         self.action_type = navigate
         self.action_name = str(values["navigate_action"])
         self.client: Any = ActionClient(node, navigate, self.action_name, callback_group=group)
-        #: Names of the result's error codes this nav2_msgs defines (NONE, UNKNOWN, TF_ERROR, TIMEOUT, ...).
-        self.error_names = {
-            value: name
-            for name, value in vars(navigate.Result).items()
-            if name.isupper() and isinstance(value, int) and not isinstance(value, bool)
-        }
+        self.goal = GoalTracker(
+            node, navigate.Result, "error_msg", float(values["answer_timeout_s"]), lambda: state._notify()
+        )
         cmd_vel = str(values["cmd_vel_topic"])
         self.stop_pub = node.create_publisher(Twist, cmd_vel, 10) if cmd_vel else None
-        self._lock = threading.Lock()
-        self._status: tuple[NavStatus, str] = (NavStatus.PENDING, "")
-        self._goal: SentGoal | None = None  # the accepted goal being pursued (until its result or a stop)
-        self._generation = 0
-
-    def _server(self) -> str:
-        return f"the NavigateToPose server {self.node.resolve_topic_name(self.action_name)!r}"
 
     def send(self, goal: Pose2D) -> str | None:
-        if not self.client.wait_for_server(timeout_sec=self.answer_timeout_s):
-            return (
-                f"no NavigateToPose server on {self.node.resolve_topic_name(self.action_name)!r} within "
-                f"{self.answer_timeout_s:g} s (answer_timeout_s)"
-            )
-        with self._lock:
-            self._generation += 1
-            generation = self._generation
-            self._status, self._goal = (NavStatus.PENDING, ""), None
-        request = self.action_type.Goal()  # behavior_tree empty: the navigator's default tree
-        request.pose = pose_stamped(goal, self.world_frame, self.node.get_clock().now().to_msg())
-        # Blocks until Nav2 accepted or rejected the goal (its reply may be lost right after discovery: the
-        # request is then repeated with the same goal id), so a goal is never accepted behind our back.
-        try:
-            sent = send_goal_confirmed(
-                self.client,
-                request,
-                timeout_s=self.answer_timeout_s,
-                alive=action_server_watch(self.node, self.action_name),
-                what=self._server(),
-                resend_after_s=min(1.0, self.answer_timeout_s / 2.0),
-            )
-        except ServerLostError as error:
-            return str(error)
-        if sent is None:
-            return f"{self._server()} did not answer the goal within {self.answer_timeout_s:g} s (answer_timeout_s)"
-        if not sent.accepted:
-            self._set(generation, NavStatus.FAILED, "Nav2 rejected the goal")
-            return None
-        with self._lock:
-            if generation == self._generation:
-                self._goal = sent
-        self._set(generation, NavStatus.ACTIVE, "accepted by Nav2")
-        result = sent.result_future if sent.result_future is not None else sent._handle().get_result_async()
-        result.add_done_callback(lambda done: self._on_result(done, generation))
-        return None
+        def request() -> Any:
+            message = self.action_type.Goal()  # behavior_tree empty: the navigator's default tree
+            message.pose = pose_stamped(goal, self.world_frame, self.node.get_clock().now().to_msg())
+            return message
 
-    def _set(self, generation: int, status: NavStatus, words: str) -> None:
-        with self._lock:
-            if generation == self._generation:
-                self._status = (status, words)
-        self.state._notify()
-
-    def ending_words(self, status: int, result: Any) -> str:
-        """What Nav2's final status and result say, e.g. "Nav2 aborted the goal: error code 9003 (TIMEOUT): ..."."""
-        if status == self.goal_status.STATUS_SUCCEEDED:
-            return "Nav2 succeeded"
-        if status == self.goal_status.STATUS_CANCELED:
-            words = "Nav2 canceled the goal"
-        elif status == self.goal_status.STATUS_ABORTED:
-            words = "Nav2 aborted the goal"
-        else:
-            words = f"Nav2 ended the goal with status {status}"
-        details: list[str] = []
-        code = int(getattr(result, "error_code", 0) or 0)  # nav2_msgs before Jazzy has no error codes
-        if code:
-            name = self.error_names.get(code)
-            details.append(f"error code {code}" + (f" ({name})" if name else ""))
-        message = str(getattr(result, "error_msg", "") or "")
-        if message:
-            details.append(message)
-        return ": ".join([words, *details])
-
-    def _on_result(self, future: Any, generation: int) -> None:
-        response = future.result()
-        status = int(response.status) if response is not None else self.goal_status.STATUS_UNKNOWN
-        with self._lock:
-            if generation == self._generation:
-                self._goal = None  # ended: nothing left to cancel
-        ended = NavStatus.SUCCEEDED if status == self.goal_status.STATUS_SUCCEEDED else NavStatus.FAILED
-        self._set(generation, ended, self.ending_words(status, None if response is None else response.result))
+        return self.goal.send(self.client, self.action_name, request, server="NavigateToPose", speaker="Nav2")
 
     def status(self) -> tuple[NavStatus, str]:
-        with self._lock:
-            return self._status
+        return self.goal.status()
 
     def stop(self) -> None:
-        with self._lock:
-            goal, self._goal = self._goal, None
-            self._generation += 1
-        if goal is not None:
-            goal.cancel()
+        self.goal.stop()
         if self.stop_pub is not None:
             self.stop_pub.publish(Twist())
 

@@ -16,6 +16,14 @@ from dataclasses import dataclass
 from .frames import BasePose, wrap_angle
 
 
+def _progress(started: float, duration: float, now: float, time_scale: float) -> float:
+    """Fraction of a move of ``duration`` simulated seconds, begun at wall time ``started``, done at wall time
+    ``now`` (0 to 1; a move of no duration is done at once)."""
+    if duration <= 0.0:
+        return 1.0
+    return min(1.0, max(0.0, (now - started) * time_scale / duration))
+
+
 @dataclass(frozen=True)
 class Move:
     """One move from ``start`` to ``goal`` that began at ``started`` (seconds, wall clock)."""
@@ -27,9 +35,7 @@ class Move:
 
     def progress(self, now: float, time_scale: float) -> float:
         """Fraction done at wall time ``now`` (0 to 1)."""
-        if self.duration <= 0.0:
-            return 1.0
-        return min(1.0, max(0.0, (now - self.started) * time_scale / self.duration))
+        return _progress(self.started, self.duration, now, time_scale)
 
     def pose_at(self, now: float, time_scale: float) -> BasePose:
         t = self.progress(now, time_scale)
@@ -118,9 +124,7 @@ class JointMove:
     duration: float  # seconds of simulated time
 
     def progress(self, now: float, time_scale: float) -> float:
-        if self.duration <= 0.0:
-            return 1.0
-        return min(1.0, max(0.0, (now - self.started) * time_scale / self.duration))
+        return _progress(self.started, self.duration, now, time_scale)
 
     def position(self, now: float, time_scale: float) -> float:
         return self.start + self.progress(now, time_scale) * (self.goal - self.start)
