@@ -6,7 +6,11 @@ had (open loop: a replayed agent that asks for another direction still gets the 
 step is reported as changed). The replayed steps and verdict are built with the verifier node's own message
 functions, so they compare field by field with the recording.
 
-Compared per step: the view (sector, capture tag, duplicate flag), the action and its direction, each
+Height levels: each move's report names the level of the recorded view that followed it (as it names its
+sector), and frames without ground truth offer the recorded ``height_levels``, so a replayed session with
+levels knows its level without ground truth, as the verifier did when it recorded it.
+
+Compared per step: the view (sector, level, capture tag, duplicate flag), the action and its direction, each
 attribute's answer and states (raw and reconciled), the belief, the stop reason and the move outcome; for the
 verdict: decision, steps, confidence, stop and failure reason, first-view decision, per-step predictions and
 visited sectors. Timings and elapsed time are not compared. :func:`compare_episode` is that comparison; the
@@ -36,7 +40,12 @@ from aiv_verifier.frame_cache import FrameEntry
 from aiv_verifier.ros_messages import detections_from_message, step_report, verdict_message
 from aiv_verifier.ros_port import view_frame
 from aiv_verifier.verification.base import VerifierError
-from aiv_verifier.verifier_parameters import check_verifier_values, factory_config, verifier_parameters
+from aiv_verifier.verifier_parameters import (
+    check_verifier_values,
+    factory_config,
+    parse_height_levels,
+    verifier_parameters,
+)
 from builtin_interfaces.msg import Time
 
 from .session_bag import SessionBagError
@@ -141,8 +150,11 @@ def _entry(bag: Path, topic: str, frame: Any) -> FrameEntry:
 class BagPort:
     """The recorded episode as a port; frames are decoded up front so a bad image is bad input."""
 
-    def __init__(self, recording: SessionRecording, episode: RecordedEpisode) -> None:
+    def __init__(
+        self, recording: SessionRecording, episode: RecordedEpisode, levels: tuple[int, ...] = ()
+    ) -> None:
         self.steps = episode.steps
+        self.levels = levels  # the verifier's height_levels, for frames whose ground truth does not say
         self.entries = [
             _entry(recording.path, recording.topics["image"], episode.frames[stamp_ns(step.image_stamp)])
             for step in self.steps
@@ -156,7 +168,7 @@ class BagPort:
             raise FrameUnavailable(f"the recording ends after step {len(self.steps) - 1}")
         self._step = index
         self.stamps.append(self.steps[index].image_stamp)
-        return view_frame(self.entries[index], request)
+        return view_frame(self.entries[index], request, levels=self.levels)
 
     def move(self, direction: str) -> MoveReport:
         recorded = self.steps[self._step]
@@ -182,6 +194,7 @@ class BagPort:
             sector=int(following.sector) if following is not None and following.sector >= 0 else None,
             frame_stamp=stamp_ns(following.image_stamp) if following is not None else None,
             message="recorded move refused" if outcome is MoveOutcome.REJECTED else "",
+            level=int(following.level) if following is not None else None,
         )
 
     def cancelled(self) -> bool:
@@ -198,6 +211,7 @@ def _f32(value: float) -> float:
 def _step_view(step: Any) -> dict[str, Any]:
     return {
         "sector": int(step.sector),
+        "level": int(step.level),
         "capture_tag": step.capture_tag,
         "duplicate_view": bool(step.duplicate_view),
         "detection_confidence": round(_f32(step.detection_confidence), 4),
@@ -294,7 +308,7 @@ def replay_episode(
     """Run ``factory``'s agent over one recorded episode and compare with the recording."""
     goal = episode.goal
     started = time.perf_counter()
-    port = BagPort(recording, episode)
+    port = BagPort(recording, episode, parse_height_levels(str(values.get("height_levels", ""))))
     budget = int(goal.step_budget) or int(values["default_step_budget"])
     key = goal.episode_key or goal.request_id
     session = factory.new_session(
@@ -307,7 +321,9 @@ def replay_episode(
     reports: list[Any] = []
 
     def on_step(_frame: ViewFrame, entry: TraceEntry[AgentStep]) -> None:
-        reports.append(step_report(entry.step, port.stamps[-1], entry.move_result, entry.trap_view))
+        reports.append(
+            step_report(entry.step, port.stamps[-1], entry.move_result, entry.trap_view, entry.level)
+        )
 
     trace = run_episode(
         session,

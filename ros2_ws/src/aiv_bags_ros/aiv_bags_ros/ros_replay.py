@@ -199,6 +199,8 @@ class RecordedCamera(Node):
             result.outcome = outcome_code(outcome)
             result.trap_view = bool(recorded.trap_view)
             result.sector = int(following.sector) if following is not None and following.sector >= 0 else -1
+            # The level of the view that followed (as BagPort); after the last recorded view, where it was.
+            result.level = int(following.level) if following is not None else int(recorded.level)
             if outcome is MoveOutcome.REJECTED:
                 result.message = "recorded move refused"
             if following is not None:
