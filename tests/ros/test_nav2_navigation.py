@@ -18,12 +18,11 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from action_msgs.msg import GoalStatus
-from aiv_common.action_waits import SentGoal, send_goal_confirmed
+from aiv_common.action_waits import SentGoal
 from aiv_common.stamps import stamp_to_nanoseconds
 from aiv_interfaces.action import MoveToSector
 from aiv_robot.geometry import Pose2D, camera_faces, yaw_from_quaternion
@@ -32,8 +31,9 @@ from aiv_robot_sim.live_scene import LiveScene
 from rclpy.action import ActionClient
 from rclpy.node import Node
 from std_msgs.msg import String
+from support.robot_nodes import move, send_move, start_adapter, start_stand_in, wait_for_robot
 from support.ros2_cli import require_tools
-from support.ros_harness import ros_args, wait_until
+from support.ros_harness import wait_until
 
 require_tools("nav2_msgs")
 
@@ -42,11 +42,6 @@ from ros.peers.nav2_server import GOAL_OUTSIDE_MAP, Nav2Server  # noqa: E402 - n
 
 pytestmark = pytest.mark.ros
 
-INSTALL = Path(__file__).resolve().parents[2] / "ros2_ws" / "install"
-ADAPTER = INSTALL / "aiv_robot" / "lib" / "aiv_robot" / "robot_adapter"
-ADAPTER_DEFAULTS = INSTALL / "aiv_robot" / "share" / "aiv_robot" / "config" / "robot_adapter.yaml"
-STAND_IN = INSTALL / "aiv_robot_sim" / "lib" / "aiv_robot_sim" / "robot_sim"
-STANDIN_PARAMS = INSTALL / "aiv_verifier" / "share" / "aiv_verifier" / "config" / "robot_verify_standin.yaml"
 #: micro, seed 42: the base starts at the episode's s0_far capture; the far view of "front-right" is free,
 #: both views of "front-left" lie outside the room.
 SCENE, EPISODE = "00800-Pnu8fTXhpCq", "0"
@@ -65,41 +60,23 @@ OBJECT_XY = _object_xy()
 
 def _start(node_process: Any, time_scale: float = 10.0, **adapter_params: object) -> tuple[Any, Any]:
     """The stand-in and the adapter (the stand-in's params file, then Nav2 and Odometry unless overridden)."""
-    stand_in = node_process(
-        [
-            str(STAND_IN),
-            "--ros-args",
-            "--params-file",
-            str(STANDIN_PARAMS),
-            *ros_args(
-                {"scene": SCENE, "episode": EPISODE, "time_scale": time_scale, "privileged_output": False}
-            ),
-        ],
-        name="robot_sim",
+    stand_in = start_stand_in(
+        node_process,
+        {"scene": SCENE, "episode": EPISODE, "time_scale": time_scale, "privileged_output": False},
     )
-    adapter = node_process(
-        [
-            str(ADAPTER),
-            "--ros-args",
-            "--params-file",
-            str(ADAPTER_DEFAULTS),
-            "--params-file",
-            str(STANDIN_PARAMS),
-            *ros_args(
-                {
-                    "navigation": "nav2",
-                    "pose_source": "odometry",
-                    "object_from_parameters": True,  # no object-pose discovery race: the stand-in's object
-                    "object_x": OBJECT_XY[0],
-                    "object_y": OBJECT_XY[1],
-                    "pose_timeout_s": 1.5,  # above the delays of a loaded CI machine
-                    "navigation_timeout_s": 15.0,
-                    "request_topic": "''",  # no verifier: one session for the adapter's life
-                    **adapter_params,
-                }
-            ),
-        ],
-        name="adapter",
+    adapter = start_adapter(
+        node_process,
+        {
+            "navigation": "nav2",
+            "pose_source": "odometry",
+            "object_from_parameters": True,  # no object-pose discovery race: the stand-in's object
+            "object_x": OBJECT_XY[0],
+            "object_y": OBJECT_XY[1],
+            "pose_timeout_s": 1.5,  # above the delays of a loaded CI machine
+            "navigation_timeout_s": 15.0,
+            "request_topic": "''",  # no verifier: one session for the adapter's life
+            **adapter_params,
+        },
     )
     return stand_in, adapter
 
@@ -136,25 +113,20 @@ class Probe:
     def wait_for_robot(self, processes: list[Any]) -> Pose2D:
         """Until the stand-in's odometry arrives, the adapter reads it and serves moves; the start pose."""
 
-        def up() -> bool:
-            for process in processes:
-                process.assert_running()
+        def read() -> bool:
             readers = {info.node_name for info in self.node.get_subscriptions_info_by_topic("/odom")}
             return bool(self.odometry) and "robot_adapter" in readers
 
-        wait_until(up, "the stand-in's odometry and the adapter's subscription to it", timeout_s=60.0)
-        assert self.mover.wait_for_server(timeout_sec=60.0), "the adapter serves no moves"
+        wait_for_robot(
+            read, "the stand-in's odometry and the adapter's subscription to it", processes, self.mover
+        )
         return self.pose()
 
     def send(self, direction: str) -> SentGoal:
-        sent = send_goal_confirmed(self.mover, MoveToSector.Goal(direction=direction), timeout_s=30.0)
-        assert sent is not None and sent.accepted
-        return sent
+        return send_move(self.mover, direction)
 
     def move(self, direction: str) -> tuple[int, MoveToSector.Result]:
-        response = self.send(direction).result(60.0, lambda: True, f"the move {direction!r}")
-        assert response is not None
-        return int(response.status), response.result
+        return move(self.mover, direction, 60.0)
 
     def move_once_posed(self, direction: str) -> MoveToSector.Result:
         """The result of ``direction`` sent once the adapter has the robot's pose: a move that reaches the adapter

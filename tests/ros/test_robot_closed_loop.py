@@ -44,17 +44,11 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from robot_sim.poses import off_capture_pose
 from std_msgs.msg import Header, String
-from support.ros_harness import ros_args, wait_until
+from support.robot_nodes import start_adapter, start_stand_in, start_verifier, wait_for_robot
+from support.ros_harness import wait_until
 
 pytestmark = pytest.mark.ros
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-INSTALL = REPO_ROOT / "ros2_ws" / "install"
-ADAPTER = INSTALL / "aiv_robot" / "lib" / "aiv_robot" / "robot_adapter"
-ADAPTER_DEFAULTS = INSTALL / "aiv_robot" / "share" / "aiv_robot" / "config" / "robot_adapter.yaml"
-VERIFIER = INSTALL / "aiv_verifier" / "lib" / "aiv_verifier" / "verifier"
-VERIFIER_DEFAULTS = INSTALL / "aiv_verifier" / "share" / "aiv_verifier" / "config" / "verifier.yaml"
-STANDIN_PARAMS = INSTALL / "aiv_verifier" / "share" / "aiv_verifier" / "config" / "robot_verify_standin.yaml"
 AUDITED_STANDIN = Path(__file__).resolve().parent / "peers" / "audited_robot_sim.py"
 
 SCENE = "00800-Pnu8fTXhpCq"  # micro, seed 42: a room with a partition wall
@@ -308,77 +302,51 @@ def _record(
 
 
 def _start_verifier(node_process, backend: str, root: Path):
-    return node_process(
-        [
-            str(VERIFIER),
-            "--ros-args",
-            "--params-file",
-            str(VERIFIER_DEFAULTS),
-            "--params-file",
-            str(STANDIN_PARAMS),
-            *ros_args(
-                {
-                    "verify_action": f"verify_{backend}",
-                    "verifier.backend": backend,
-                    "verifier.dataset_root": root,  # the oracle's privileged_gt and description db
-                    "move_timeout_s": 3 * NAVIGATION_TIMEOUT_S + 5.0,
-                }
-            ),
-        ],
+    return start_verifier(
+        node_process,
+        {
+            "verify_action": f"verify_{backend}",
+            "verifier.backend": backend,
+            "verifier.dataset_root": root,  # the oracle's privileged_gt and description db
+            "move_timeout_s": 3 * NAVIGATION_TIMEOUT_S + 5.0,
+        },
         name=f"verifier-{backend}",
     )
 
 
 def _start_robot(node_process, root: Path, episode: Episode, start: BasePose):
-    stand_in = node_process(
-        [
-            sys.executable,
-            str(AUDITED_STANDIN),
-            str(root),  # the stand-in must not open anything under the dataset
-            "--ros-args",
-            "--params-file",
-            str(STANDIN_PARAMS),
-            *ros_args(
-                {
-                    "preset": episode.preset,
-                    "seed": episode.seed,
-                    "scene": episode.scene,
-                    "episode": episode.episode,
-                    "start_view": "pose",
-                    "start_x": start.x,
-                    "start_y": start.y,
-                    "start_yaw_deg": math.degrees(start.yaw),
-                    "linear_speed": LINEAR_SPEED,
-                    "angular_speed_deg": ANGULAR_SPEED_DEG,
-                    "time_scale": TIME_SCALE,
-                }
-            ),
-        ],
+    stand_in = start_stand_in(
+        node_process,
+        {
+            "preset": episode.preset,
+            "seed": episode.seed,
+            "scene": episode.scene,
+            "episode": episode.episode,
+            "start_view": "pose",
+            "start_x": start.x,
+            "start_y": start.y,
+            "start_yaw_deg": math.degrees(start.yaw),
+            "linear_speed": LINEAR_SPEED,
+            "angular_speed_deg": ANGULAR_SPEED_DEG,
+            "time_scale": TIME_SCALE,
+        },
         name=f"robot_sim-{episode.episode}",
+        # the stand-in must not open anything under the dataset
+        program=(sys.executable, str(AUDITED_STANDIN), str(root)),
     )
-    adapter = node_process(
-        [
-            str(ADAPTER),
-            "--ros-args",
-            "--params-file",
-            str(ADAPTER_DEFAULTS),
-            "--params-file",
-            str(STANDIN_PARAMS),
-            *ros_args({"navigation_timeout_s": NAVIGATION_TIMEOUT_S}),
-        ],
-        name=f"adapter-{episode.episode}",
+    adapter = start_adapter(
+        node_process, {"navigation_timeout_s": NAVIGATION_TIMEOUT_S}, name=f"adapter-{episode.episode}"
     )
     return stand_in, adapter
 
 
 def _wait_for_robot(robot: Robot, processes: list[Any]) -> None:
-    def up() -> bool:
-        for process in processes:
-            process.assert_running()
-        return robot.odometry is not None and robot.camera_stamp_ns > 0
-
-    wait_until(up, "the stand-in's odometry and camera", timeout_s=60.0)
-    assert robot.mover.wait_for_server(timeout_sec=60.0), "the adapter serves no moves"
+    wait_for_robot(
+        lambda: robot.odometry is not None and robot.camera_stamp_ns > 0,
+        "the stand-in's odometry and camera",
+        processes,
+        robot.mover,
+    )
     wait_until(robot.adapter_has_the_object, "the adapter to have the object's pose", timeout_s=60.0)
     for backend, client in robot.clients.items():
         assert client.wait_for_server(timeout_sec=60.0), f"the {backend} verifier serves no goals"

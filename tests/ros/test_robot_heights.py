@@ -21,12 +21,11 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from action_msgs.msg import GoalStatus, GoalStatusArray
-from aiv_common.action_waits import SentGoal, send_goal_confirmed
+from aiv_common.action_waits import SentGoal
 from aiv_common.stamps import stamp_to_nanoseconds
 from aiv_interfaces.action import MoveToSector
 from aiv_interfaces.msg import GroundTruthView
@@ -38,6 +37,15 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
+from support.robot_nodes import (
+    ADAPTER,
+    ADAPTER_DEFAULTS,
+    move,
+    send_move,
+    start_adapter,
+    start_stand_in,
+    wait_for_robot,
+)
 from support.ros2_cli import require_tools
 from support.ros_harness import ros_args, wait_until
 
@@ -45,11 +53,6 @@ require_tools("control_msgs")
 
 pytestmark = pytest.mark.ros
 
-INSTALL = Path(__file__).resolve().parents[2] / "ros2_ws" / "install"
-ADAPTER = INSTALL / "aiv_robot" / "lib" / "aiv_robot" / "robot_adapter"
-ADAPTER_DEFAULTS = INSTALL / "aiv_robot" / "share" / "aiv_robot" / "config" / "robot_adapter.yaml"
-STAND_IN = INSTALL / "aiv_robot_sim" / "lib" / "aiv_robot_sim" / "robot_sim"
-STANDIN_PARAMS = INSTALL / "aiv_verifier" / "share" / "aiv_verifier" / "config" / "robot_verify_standin.yaml"
 #: micro, seed 42: a mug (pink inside) on a table; from the s0_near capture the inside shows only from above.
 SCENE, EPISODE, START = "00801-ewdjD8FaWq4", "0", "s0_near"
 TOP_ATTRIBUTE = "inside_color"
@@ -69,35 +72,18 @@ OUTCOME = MoveToSector.Result
 
 def _start(node_process: Any, stand_in_params: dict[str, object] | None = None, **adapter_params: object):
     """The stand-in and the adapter with the stand-in's parameter file, heights on unless overridden."""
-    stand_in = node_process(
-        [
-            str(STAND_IN),
-            "--ros-args",
-            "--params-file",
-            str(STANDIN_PARAMS),
-            *ros_args({"scene": SCENE, "episode": EPISODE, "start_view": START, **(stand_in_params or {})}),
-        ],
-        name="robot_sim",
+    stand_in = start_stand_in(
+        node_process, {"scene": SCENE, "episode": EPISODE, "start_view": START, **(stand_in_params or {})}
     )
-    adapter = node_process(
-        [
-            str(ADAPTER),
-            "--ros-args",
-            "--params-file",
-            str(ADAPTER_DEFAULTS),
-            "--params-file",
-            str(STANDIN_PARAMS),
-            *ros_args(
-                {
-                    "request_topic": "''",  # no verifier: one session for the adapter's life
-                    "answer_timeout_s": 5.0,  # the first move waits this long for the object and robot poses
-                    "joint_timeout_s": 8.0,
-                    **HEIGHTS,
-                    **adapter_params,
-                }
-            ),
-        ],
-        name="adapter",
+    adapter = start_adapter(
+        node_process,
+        {
+            "request_topic": "''",  # no verifier: one session for the adapter's life
+            "answer_timeout_s": 5.0,  # the first move waits this long for the object and robot poses
+            "joint_timeout_s": 8.0,
+            **HEIGHTS,
+            **adapter_params,
+        },
     )
     return stand_in, adapter
 
@@ -147,24 +133,17 @@ class Probe:
             return GoalStatus.STATUS_EXECUTING in self.goal_states[action].values()
 
     def wait_for_robot(self, processes: list[Any]) -> None:
-        def up() -> bool:
-            for process in processes:
-                process.assert_running()
+        def seen() -> bool:
             with self.lock:
                 return bool(self.views) and bool(self.joints)
 
-        wait_until(up, "the stand-in's frames and joint states", timeout_s=90.0)
-        assert self.mover.wait_for_server(timeout_sec=60.0), "the adapter serves no moves"
+        wait_for_robot(seen, "the stand-in's frames and joint states", processes, self.mover, timeout_s=90.0)
 
     def send(self, direction: str) -> SentGoal:
-        sent = send_goal_confirmed(self.mover, MoveToSector.Goal(direction=direction), timeout_s=30.0)
-        assert sent is not None and sent.accepted
-        return sent
+        return send_move(self.mover, direction)
 
     def move(self, direction: str) -> tuple[int, MoveToSector.Result]:
-        response = self.send(direction).result(90.0, lambda: True, f"the move {direction!r}")
-        assert response is not None, f"the move {direction!r} never ended"
-        return int(response.status), response.result
+        return move(self.mover, direction, 90.0)
 
     def view_from(self, stamp_ns: int) -> tuple[GroundTruthView, PoseStamped]:
         """Ground truth and camera pose of the first frame stamped at or after ``stamp_ns`` that the probe got

@@ -30,20 +30,13 @@ from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import Verdict
 from aiv_robot_sim.live_scene import LiveScene
 from rclpy.action import ActionClient
+from support.robot_nodes import start_adapter, start_stand_in, start_verifier
 from support.ros2_cli import require_tools
-from support.ros_harness import ros_args
 
 require_tools("control_msgs")
 
 pytestmark = pytest.mark.ros
 
-INSTALL = Path(__file__).resolve().parents[2] / "ros2_ws" / "install"
-ADAPTER = INSTALL / "aiv_robot" / "lib" / "aiv_robot" / "robot_adapter"
-ADAPTER_DEFAULTS = INSTALL / "aiv_robot" / "share" / "aiv_robot" / "config" / "robot_adapter.yaml"
-STAND_IN = INSTALL / "aiv_robot_sim" / "lib" / "aiv_robot_sim" / "robot_sim"
-VERIFIER = INSTALL / "aiv_verifier" / "lib" / "aiv_verifier" / "verifier"
-VERIFIER_DEFAULTS = INSTALL / "aiv_verifier" / "share" / "aiv_verifier" / "config" / "verifier.yaml"
-STANDIN_PARAMS = INSTALL / "aiv_verifier" / "share" / "aiv_verifier" / "config" / "robot_verify_standin.yaml"
 SCENE, EPISODE, START = "00801-ewdjD8FaWq4", "0", "s0_near"
 LOOKALIKE = ("00800-Pnu8fTXhpCq", "1")  # the same mug family's other member: another print, the same inside
 TOP_ATTRIBUTE = "inside_color"
@@ -65,38 +58,10 @@ def _verify(
 ) -> Any:
     """One request against a fresh stand-in, adapter and verifier (a session starts where the last one left
     the robot, so each case gets its own robot)."""
-    node_process(
-        [
-            str(STAND_IN),
-            "--ros-args",
-            "--params-file",
-            str(STANDIN_PARAMS),
-            *ros_args({"scene": SCENE, "episode": EPISODE, "start_view": START}),
-        ],
-        name="robot_sim",
-    )
-    node_process(
-        [
-            str(ADAPTER),
-            "--ros-args",
-            "--params-file",
-            str(ADAPTER_DEFAULTS),
-            "--params-file",
-            str(STANDIN_PARAMS),
-        ],
-        name="adapter",
-    )
-    verifier = node_process(
-        [
-            str(VERIFIER),
-            "--ros-args",
-            "--params-file",
-            str(VERIFIER_DEFAULTS),
-            "--params-file",
-            str(STANDIN_PARAMS),
-            *ros_args({"verifier.backend": "oracle", "verifier.dataset_root": root, "height_levels": levels}),
-        ],
-        name="verifier",
+    start_stand_in(node_process, {"scene": SCENE, "episode": EPISODE, "start_view": START})
+    start_adapter(node_process)
+    verifier = start_verifier(
+        node_process, {"verifier.backend": "oracle", "verifier.dataset_root": root, "height_levels": levels}
     )
     client = ActionClient(ros_executor.create_node("heights_verdict_test"), VerifyInstance, "verify_instance")
     assert client.wait_for_server(timeout_sec=90.0), verifier.output()

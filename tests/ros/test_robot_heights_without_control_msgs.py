@@ -6,22 +6,17 @@ installed here."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import pytest
 from action_msgs.msg import GoalStatus
-from aiv_common.action_waits import send_goal_confirmed
 from aiv_interfaces.action import MoveToSector
 from rclpy.action import ActionClient
-from support.ros_harness import ros_args, wait_until
+from support.robot_nodes import move, start_adapter
+from support.ros_harness import wait_until
 
 pytestmark = pytest.mark.ros
 
-INSTALL = Path(__file__).resolve().parents[2] / "ros2_ws" / "install"
-ADAPTER = INSTALL / "aiv_robot" / "lib" / "aiv_robot" / "robot_adapter"
-ADAPTER_DEFAULTS = INSTALL / "aiv_robot" / "share" / "aiv_robot" / "config" / "robot_adapter.yaml"
-STANDIN_PARAMS = INSTALL / "aiv_verifier" / "share" / "aiv_verifier" / "config" / "robot_verify_standin.yaml"
 WARNING = "height levels are configured (height_joint_names) but control_msgs is not installed"
 
 
@@ -34,19 +29,8 @@ def _without_control_msgs() -> dict[str, str]:
 def test_levels_configured_without_control_msgs_leave_up_and_down_unreachable(
     ros_executor: Any, node_process: Any
 ) -> None:
-    adapter = node_process(
-        [
-            str(ADAPTER),
-            "--ros-args",
-            "--params-file",
-            str(ADAPTER_DEFAULTS),
-            "--params-file",
-            str(STANDIN_PARAMS),  # it configures the stand-in's torso: levels -1, 0, 1
-            *ros_args({"request_topic": "''"}),
-        ],
-        name="adapter",
-        env=_without_control_msgs(),
-    )
+    # The stand-in's parameter file configures its torso: levels -1, 0, 1.
+    adapter = start_adapter(node_process, {"request_topic": "''"}, env=_without_control_msgs())
     node = ros_executor.create_node("heights_absent_test")
     client = ActionClient(node, MoveToSector, "move_to_sector")
     assert client.wait_for_server(timeout_sec=60.0), adapter.output()
@@ -54,11 +38,8 @@ def test_levels_configured_without_control_msgs_leave_up_and_down_unreachable(
     assert sum(WARNING in line for line in adapter.output().splitlines()) == 1
 
     for direction in ("up", "down"):
-        sent = send_goal_confirmed(client, MoveToSector.Goal(direction=direction), timeout_s=30.0)
-        assert sent is not None and sent.accepted
-        response = sent.result(30.0, lambda: True, f"the move {direction!r}")
-        assert response is not None and int(response.status) == GoalStatus.STATUS_SUCCEEDED
-        result = response.result
+        status, result = move(client, direction, 30.0)
+        assert status == GoalStatus.STATUS_SUCCEEDED
         assert result.outcome == MoveToSector.Result.OUTCOME_UNREACHABLE and result.level == 0
         assert result.visibility_warning == (
             f"{direction!r} is unreachable: this robot has no camera height levels (control_msgs is not "
