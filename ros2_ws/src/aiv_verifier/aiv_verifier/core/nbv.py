@@ -164,11 +164,17 @@ def _views_text(views: list[View]) -> str:
     return "[" + ", ".join(f"s{sector}/L{level}" for sector, level in views) + "]"
 
 
+def _seeded_view(views: list[View], base_seed: int, request: NbvRequest, *salt: str) -> View:
+    """One of ``views`` uniformly, seeded by the episode and the number of views used so far (and ``salt``), so
+    the same episode draws the same view again."""
+    rng = seeded_rng(base_seed, request.episode_key, len(request.used_views), *salt)
+    return views[rng.randrange(len(views))]
+
+
 def _random_neighbour(request: NbvRequest, base_seed: int, why: str) -> NbvChoice:
     """The last resort with levels: any view one move away, used up or not."""
     options = neighbour_views(request.current_view, request.levels)
-    rng = seeded_rng(base_seed, request.episode_key, len(request.used_views), "non-current")
-    target = options[rng.randrange(len(options))]
+    target = _seeded_view(options, base_seed, request, "non-current")
     return _view_choice(
         request,
         target,
@@ -219,8 +225,7 @@ class RandomNbv:
         candidates = request.candidate_views()
         if not candidates:
             return _random_neighbour(request, self.base_seed, "random: every neighbouring view is used up")
-        rng = seeded_rng(self.base_seed, request.episode_key, len(request.used_views))
-        target = candidates[rng.randrange(len(candidates))]
+        target = _seeded_view(candidates, self.base_seed, request)
         return _view_choice(
             request,
             target,
@@ -295,8 +300,7 @@ class FarthestNbv:
         geometry = request.geometry
         azimuths = sector_azimuths(geometry) if geometry is not None else None
         if geometry is None or azimuths is None:
-            rng = seeded_rng(self.base_seed, request.episode_key, len(request.used_views))
-            target = candidates[rng.randrange(len(candidates))]
+            target = _seeded_view(candidates, self.base_seed, request)
             return _view_choice(
                 request,
                 target,
