@@ -32,16 +32,19 @@ def test_generate_rejects_unknown_presets(tmp_path: Path, capsys: pytest.Capture
     assert "unknown preset" in capsys.readouterr().err
 
 
+#: The marker of a complete default dataset made by this generator.
+CURRENT_MARKER = {
+    "preset": "default",
+    "seed": 42,
+    "version": GENERATOR_VERSION,
+    "truth_version": TRUTH_VERSION,
+    "episodes": 1,
+    "complete": True,
+}
+
+
 def test_ensure_default_returns_quickly_when_the_marker_matches(tmp_path: Path) -> None:
-    marker = {
-        "preset": "default",
-        "seed": 42,
-        "version": GENERATOR_VERSION,
-        "truth_version": TRUTH_VERSION,
-        "episodes": 1,
-        "complete": True,
-    }
-    (tmp_path / MARKER_NAME).write_text(json.dumps(marker))
+    (tmp_path / MARKER_NAME).write_text(json.dumps(CURRENT_MARKER))
     start = time.perf_counter()
     assert main(["ensure-default", "--out", str(tmp_path)]) == 0
     assert time.perf_counter() - start < 0.5
@@ -60,15 +63,7 @@ def test_ensure_default_returns_quickly_when_the_marker_matches(tmp_path: Path) 
     ],
 )
 def test_a_stale_or_foreign_marker_is_not_complete(tmp_path: Path, change: dict) -> None:
-    marker = {
-        "preset": "default",
-        "seed": 42,
-        "version": GENERATOR_VERSION,
-        "truth_version": TRUTH_VERSION,
-        "episodes": 1,
-        "complete": True,
-    }
-    (tmp_path / MARKER_NAME).write_text(json.dumps({**marker, **change}))
+    (tmp_path / MARKER_NAME).write_text(json.dumps({**CURRENT_MARKER, **change}))
     assert not is_complete(tmp_path, "default", 42)
     (tmp_path / MARKER_NAME).write_text("{not json")
     assert not is_complete(tmp_path, "default", 42)
