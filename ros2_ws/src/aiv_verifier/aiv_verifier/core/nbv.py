@@ -165,8 +165,7 @@ def _views_text(views: list[View]) -> str:
 
 
 def _seeded_view(views: list[View], base_seed: int, request: NbvRequest, *salt: str) -> View:
-    """One of ``views`` uniformly, seeded by the episode and the number of views used so far (and ``salt``), so
-    the same episode draws the same view again."""
+    """One of ``views`` uniformly, seeded by the episode, the number of views used so far and ``salt``."""
     rng = seeded_rng(base_seed, request.episode_key, len(request.used_views), *salt)
     return views[rng.randrange(len(views))]
 
