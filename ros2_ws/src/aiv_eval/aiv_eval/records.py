@@ -9,7 +9,7 @@ Guarantees:
 * Records are frozen and validated on construction: a record that contradicts itself (e.g. ``nav_failures`` is
   not ``unreachable + trap``, ``is_correct`` disagrees with prediction and label, counts disagree with the
   transcript) cannot be built, so it can never be written.
-* Serialisation is canonical: keys in a fixed order, floats rounded to :data:`FLOAT_DECIMALS` decimals at
+* Serialisation is canonical: keys in a fixed order, floats rounded to :data:`.record_fields.FLOAT_DECIMALS` decimals at
   construction (so the in-memory value equals what is written), ``-0.0`` normalised, ASCII-only JSON without
   spaces. Two runs that made the same decisions therefore write byte-identical lines, and
   ``EpisodeRecord.from_json_dict(r.to_json_dict()) == r`` with an identical re-serialisation.
@@ -22,7 +22,6 @@ index record and the transcript, which is what an evaluator should call.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import pairwise
@@ -35,8 +34,19 @@ from aiv_dataset.vocabulary import DIRECTION_OFFSETS, SECTOR_COUNT, clean_direct
 from aiv_verifier.agent.steps import LANGUAGE_MODEL_FAILED
 from aiv_verifier.core.types import AttributeState
 
-FLOAT_DECIMALS = 4
-"""Decimals kept for every float in a record (confidences, vote sums)."""
+from .record_fields import (
+    RecordError as RecordError,
+)
+from .record_fields import (
+    _check_bool,
+    _check_choice,
+    _check_int,
+    _check_keys,
+    _check_relative_path,
+    _check_str,
+    _float_field,
+    _str_tuple,
+)
 
 PREDICTIONS: tuple[str, ...] = ("Yes", "No", "Unsure")
 STEP_PREDICTIONS: tuple[str, ...] = ("Yes", "No")
@@ -54,73 +64,6 @@ horizon (outcome "rejected") never attempts a move in the reference, so it sets 
 counts in no NavFail figure; a move a server refused is not one the reference could have made either."""
 OBSERVED_ANSWERS: tuple[str, ...] = ("Yes", "No", "Unsure", "")
 ATTRIBUTE_STATES: tuple[str, ...] = tuple(state.value for state in AttributeState)
-
-
-class RecordError(ValueError):
-    """A record (or one of its parts) is malformed or inconsistent."""
-
-
-# ------------------------------------------------------------------------------------------------ helpers
-
-
-def round_float(value: float, decimals: int = FLOAT_DECIMALS) -> float:
-    """Round ``value`` the way records do (Python's correctly rounded ``round``), with ``-0.0`` → ``0.0``."""
-    out = round(float(value), decimals)
-    return 0.0 if out == 0 else out
-
-
-def _check_str(owner: str, name: str, value: Any) -> None:
-    if not isinstance(value, str):
-        raise RecordError(f"{owner}.{name} must be a string, got {type(value).__name__}")
-
-
-def _check_int(owner: str, name: str, value: Any, minimum: int | None = 0) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RecordError(f"{owner}.{name} must be an int, got {type(value).__name__}")
-    if minimum is not None and value < minimum:
-        raise RecordError(f"{owner}.{name} must be >= {minimum}, got {value}")
-
-
-def _check_bool(owner: str, name: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise RecordError(f"{owner}.{name} must be a bool, got {type(value).__name__}")
-
-
-def _check_choice(owner: str, name: str, value: Any, choices: Sequence[Any]) -> None:
-    if value not in choices or isinstance(value, bool) != any(isinstance(c, bool) for c in choices):
-        raise RecordError(f"{owner}.{name} must be one of {list(choices)}, got {value!r}")
-
-
-def _float_field(
-    owner: str, name: str, value: Any, lo: float | None = None, hi: float | None = None
-) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RecordError(f"{owner}.{name} must be a number, got {type(value).__name__}")
-    if not math.isfinite(value):
-        raise RecordError(f"{owner}.{name} must be finite, got {value!r}")
-    out = round_float(value)
-    if (lo is not None and out < lo) or (hi is not None and out > hi):
-        raise RecordError(f"{owner}.{name} must lie in [{lo}, {hi}], got {value!r}")
-    return out
-
-
-def _str_tuple(owner: str, name: str, value: Any) -> tuple[str, ...]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise RecordError(f"{owner}.{name} must be a list of strings")
-    out = tuple(value)
-    for item in out:
-        if not isinstance(item, str):
-            raise RecordError(f"{owner}.{name} must contain only strings, got {type(item).__name__}")
-    return out
-
-
-def _check_keys(owner: str, data: Mapping[str, Any], expected: Sequence[str]) -> None:
-    if not isinstance(data, Mapping):
-        raise RecordError(f"{owner} must be a JSON object, got {type(data).__name__}")
-    missing = [k for k in expected if k not in data]
-    unknown = sorted(k for k in data if k not in expected)
-    if missing or unknown:
-        raise RecordError(f"{owner}: missing keys {missing}, unknown keys {unknown}")
 
 
 def direction_offset(nav_rel: str | None) -> int | None:
@@ -171,18 +114,6 @@ def derive_flip_direction(
 def make_episode_key(scene_id: str, episode_id: str, query_object_id: str) -> str:
     """The unique key of an index entry: ``"{scene}/{episode}/{query_object_id}"``."""
     return f"{scene_id}/{episode_id}/{query_object_id}"
-
-
-def _check_relative_path(owner: str, name: str, value: str) -> None:
-    parts = value.split("/")
-    if (
-        not value
-        or value.startswith("/")
-        or "\\" in value
-        or any(p in ("", ".", "..") for p in parts)
-        or (len(parts[0]) >= 2 and parts[0][1] == ":")
-    ):
-        raise RecordError(f"{owner}.{name} must be a relative POSIX path inside the run dir, got {value!r}")
 
 
 # ------------------------------------------------------------------------------------------------ parts
