@@ -102,6 +102,7 @@ ADDED_FIELDS: dict[str, Any] = {
     "claim_kind": "",
     "abstained": False,
     "notes": [],
+    "level": 0,  # the camera height level (GroundTruthView, its layout entries, StepReport): eye level
 }
 
 
