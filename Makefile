@@ -19,7 +19,7 @@ help:  ## list the targets
 setup:  ## create .venv, install pinned ROS 2 wheels + deps, build ros2_ws, write .env.sh
 	@bash scripts/bootstrap.sh
 
-ros2-tools: setup  ## install `ros2`, `ros2 launch` and vision_msgs / nav2_msgs / tf2_msgs from ROS2_UPSTREAM (not needed with apt ROS 2)
+ros2-tools: setup  ## install `ros2`, `ros2 launch` and vision_msgs / nav2_msgs / tf2_msgs / control_msgs from ROS2_UPSTREAM (not needed with apt ROS 2)
 	@bash scripts/install_ros2_tools.sh $(ROS2_UPSTREAM)
 
 demo: setup  ## the main job: offline evaluation over ROS, one verifier pair per core, metrics table + report (ARGS=... to the script)
