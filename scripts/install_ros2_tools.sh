@@ -67,7 +67,7 @@ if [ ! -d "$SOURCE" ]; then
 fi
 SOURCE="$(cd "$SOURCE" && pwd)"
 for relative in "${PYTHON_PACKAGES[@]}" "${INTERFACE_PACKAGES[@]}" "$NAV2_ACTION"; do
-    [ -e "$SOURCE/$relative" ] || die "$SOURCE/$relative is missing (see ../shared/ros2-upstream/README.md)"
+    [ -e "$SOURCE/$relative" ] || die "$SOURCE/$relative is missing (see docs/ros2-from-pypi.md for the layout the script expects)"
 done
 [ -x "$VENV/bin/python" ] || die "no .venv yet: run 'make setup' first"
 "$VENV/bin/python" -c 'import trajectory_msgs.msg' 2>/dev/null \

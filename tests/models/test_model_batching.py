@@ -10,7 +10,7 @@ forward per step and give the same steps as sessions run one after another; a wh
 in flight and batching writes the same records. A failed batched forward fails every request in it, each counted
 by its caller, and the batcher goes on serving.
 
-The tiny models are the tests' own (docs/models-offline.md): the embedding ones trained to tell colours apart (so
+The tiny models are the tests' own (docs/models.md): the embedding ones trained to tell colours apart (so
 scores depend on the crop), Grounding DINO untrained (its outputs still depend on the frame, which a guard below
 checks, so equal outputs are not the equality of constants).
 """

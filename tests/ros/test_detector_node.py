@@ -1,6 +1,6 @@
 """The Grounding DINO detector node over real DDS, alone and feeding a verifier in ``agent.bbox_mode: detections``.
 
-The model is a tiny random Grounding DINO loaded from a directory the tests build (docs/models-offline.md).
+The model is a tiny random Grounding DINO loaded from a directory the tests build (docs/models.md).
 Random weights give random boxes, so the node under test gets a detector whose forward output is replaced,
 through a forward hook, by known boxes and scores that change from frame to frame (one box, two boxes, none):
 the processor, transformers' post-processing, the node, DDS, the verifier's stamp matching and its crop rule

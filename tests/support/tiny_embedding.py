@@ -3,7 +3,7 @@
 A random model scores every crop alike, so a test would pass whether or not the image reaches the model. These
 are trained (cross-entropy for CLIP, sigmoid BCE for SigLIP, AdamW lr 3e-3, batches of 12 fresh images) until
 held-out images score above the family's threshold exactly for the matching colour text and below it for the
-others, with a margin (docs/models-offline.md: ~10 steps, under a second each). The fixture builds each
+others, with a margin (docs/models.md: ~10 steps, under a second each). The fixture builds each
 directory once per run under a file lock, so both xdist workers share it; tests load it through the product's
 path (:class:`aiv_models.embedding.EmbeddingModel`).
 """

@@ -1,7 +1,7 @@
 """A tiny Qwen2.5-VL trained once per test session to judge colours, so VLM tests check behaviour, not only shapes.
 
 A random model answers garbage, and a test on garbage passes whether or not the image reaches the model
-(docs/models-offline.md). This module builds the real architecture at toy size (aiv_models.tiny.qwen_vl_checkpoint) and
+(docs/models.md). This module builds the real architecture at toy size (aiv_models.tiny.qwen_vl_checkpoint) and
 trains it on CPU, with teacher forcing on the project's real verification prompts, to answer ``{"answer": "Yes"}``
 when the crop's object has the colour (red or blue) the prompt asks about and ``{"answer": "No"}`` otherwise.
 Training stops on a greedy-generate check over held-out images (not a fixed step count); ~30-40 s on one core.

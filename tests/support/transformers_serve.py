@@ -4,7 +4,7 @@
 Run as a script, this file is the ``transformers`` command line with one change: a Qwen-VL directory's processor
 is loaded with :func:`aiv_models.chat.processor.load_image_text_processor`. The stock ``AutoProcessor`` wants
 torchvision for the video processor and raises ``ImportError`` while the server preloads the model
-(docs/models-offline.md); everything else (routing, ``/v1/models``, request validation, generation) is
+(docs/models.md); everything else (routing, ``/v1/models``, request validation, generation) is
 transformers' own.
 
 What it does that the project's start-up check has to live with: ``GET /v1/models`` lists the hub cache, never the

@@ -16,7 +16,7 @@ them with episodes in flight), with how far the batched outputs are from the one
 
 Model directories come from the command line; by default tiny random models are built into a temporary
 directory, which times the code paths, not the published models (weights do not change speed, so a full-size
-architecture in such a directory gives real figures; docs/models-offline.md). Only ratios and timings are
+architecture in such a directory gives real figures; docs/models.md). Only ratios and timings are
 printed: nothing here asserts a speed.
 """
 

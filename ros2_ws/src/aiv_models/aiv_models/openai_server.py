@@ -1,7 +1,7 @@
 """A small OpenAI-compatible chat server on 127.0.0.1 around any answer function (tests and benchmarks).
 
 Why it exists: vLLM cannot be installed usefully on the CPU machines, and ``transformers serve`` silently drops a
-Qwen-VL request's image without torchvision (docs/models-offline.md). This standard-library server decodes the
+Qwen-VL request's image without torchvision (docs/models.md). This standard-library server decodes the
 ``image_url`` data URLs itself and hands the request to a pluggable answer function, so the image really reaches
 the model, and the HTTP transport, its retries and timeouts run for real.
 

@@ -2,7 +2,7 @@
 
 * :class:`RapidOcrEngine`: PP-OCRv4 detection + recognition ONNX models that ship *inside* the
   ``rapidocr-onnxruntime`` wheel, run by onnxruntime on the CPU, so no weights are downloaded at run time
-  (docs/models-offline.md). Installed by ``scripts/bootstrap.sh`` from ``requirements/nodeps.txt``.
+  (docs/models.md). Installed by ``scripts/bootstrap.sh`` from ``requirements/nodeps.txt``.
 * :class:`TesseractEngine`: the Debian ``tesseract`` binary, when it is on PATH.
 
 The engine is chosen by name when the verifier is built (:func:`check_ocr_choice` fails fast on a bad name)

@@ -1,4 +1,4 @@
-"""An image-only Qwen-VL processor: the work-around for processors that need torchvision (docs/models-offline.md).
+"""An image-only Qwen-VL processor: the work-around for processors that need torchvision (docs/models.md).
 
 ``Qwen2_5_VLProcessor`` / ``Qwen3VLProcessor`` insist on a video processor, and every video processor imports
 torchvision, which this project does not install; ``AutoProcessor`` on such a directory then silently returns only

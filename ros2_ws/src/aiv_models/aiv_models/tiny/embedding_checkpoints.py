@@ -1,6 +1,6 @@
 """Tiny CLIP, SigLIP and SigLIP2 models: the published architectures at toy size, saved like a checkpoint.
 
-No CLIP or SigLIP weights exist in any registry these machines reach (docs/models-offline.md), so tests and the
+No CLIP or SigLIP weights exist in any registry these machines reach (docs/models.md), so tests and the
 model benchmark build these from configs, each with a tokenizer made here (a real one of the right class, so
 the processor round-trips it), and ``save_pretrained`` them into a directory that then loads through the same
 path a user's checkpoint takes (:mod:`aiv_models.embedding`). The weights are random: training them (see the

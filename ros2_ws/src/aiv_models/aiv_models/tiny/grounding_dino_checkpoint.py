@@ -1,6 +1,6 @@
 """A Grounding DINO checkpoint directory built from configs: tiny for tests, full-size for timing.
 
-No Grounding DINO weights can be downloaded here (docs/models-offline.md), so tests build a directory with the
+No Grounding DINO weights can be downloaded here (docs/models.md), so tests build a directory with the
 same files a published checkpoint has (``config.json``, ``model.safetensors``, ``preprocessor_config.json``,
 tokenizer files) and load it back through the detector's own loading path. Weights are random: such a model
 exercises loading, the processor, shapes and post-processing, never accuracy.

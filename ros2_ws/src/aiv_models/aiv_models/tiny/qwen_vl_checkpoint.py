@@ -1,6 +1,6 @@
 """A tiny Qwen2.5-VL / Qwen3-VL built from a config, with a tokenizer trained here: the local chat path's test model.
 
-No Qwen-VL weights exist in any registry these machines reach (docs/models-offline.md), so the tests build the real
+No Qwen-VL weights exist in any registry these machines reach (docs/models.md), so the tests build the real
 architecture at toy size (about 0.2M parameters), save it with ``save_pretrained`` and load it back through exactly
 the path a user's checkpoint takes (:mod:`aiv_models.chat.local`). The directory holds:
 

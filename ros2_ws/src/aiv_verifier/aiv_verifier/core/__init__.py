@@ -1,7 +1,7 @@
 """ROS-free decision core of the verifier: tracker, fusion, stopping, next-best-view, crop and bookkeeping.
 
 Everything here is plain Python (numpy and Pillow only) so the in-process evaluator, the ROS nodes and the
-tests share one implementation of the reference rules in docs/pinverify-spec.md §5.4–5.10.
+tests share one implementation of the reference rules in docs/benchmark.md (spec §5.4–5.10).
 """
 
 from .crop import CropResult, Detection, PixelBox, crop_with_detections, crop_with_gt_box

@@ -5,7 +5,7 @@ Three ways to get a box, selected by the agent's ``bbox_mode``:
 - ``detections``: boxes someone else published for this frame (a robot's detector node);
 - ``detector``: a :class:`Detector` run inside the verifier (Grounding DINO and similar, open-vocabulary, queried
   with the predicted category). Model-backed detectors load weights from a local directory only
-  (docs/models-offline.md) and arrive with the model-backends work; anything implementing the protocol plugs in.
+  (docs/models.md) and arrive with the model-backends work; anything implementing the protocol plugs in.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ passed, whatever its size. Which box is cropped and the view's confidence (best 
 image, c = 0.1) are decided once, by :func:`aiv_verifier.core.crop.crop_with_detections`: this module only
 detects.
 
-Weights come only from a local directory (docs/models-offline.md): the directory is checked before torch or
+Weights come only from a local directory (docs/models.md): the directory is checked before torch or
 transformers are imported, the hub is disabled before transformers is imported, only safetensors are loaded,
 and the image processor is the PIL one (the default one wants torchvision, which the project does not ship).
 Per-stage wall times (preprocess / forward / postprocess) are kept for diagnostics; they never influence a
