@@ -1,6 +1,9 @@
 """Which package may import which: the layout's rules, checked on the source (every import, also lazy ones).
 
 - ``aiv_verifier`` runs on a robot: none of its modules imports the simulator, the generator or the evaluation.
+  Nor does any import a backend package (``aiv_checks``, or any package registering a per-view verifier under
+  the entry point group ``aiv_verifier.backends``): it finds backends by name (``verification.registry``);
+  ``tests/test_layout_imports.py`` checks that rule for every registered backend package.
 - ``aiv_dataset`` is the format alone: no ROS, no other project package.
 - ``aiv_synth`` (the generator) is a tool: it needs nothing but the format, and the only run-time package that
   imports it is ``aiv_robot_sim`` (the live-rendering robot stand-in).
@@ -23,10 +26,11 @@
   calls; ``tests/evaluator/test_in_process_without_ros.py`` checks the same on a real run.
 - A node module (one that defines an rclpy Node) imports no other node module: what two nodes share (QoS of the
   topic between them, parameter tables, message conversions) lives in a module of its own.
-- ``aiv_checks`` (the weight-free verifier's checks) sits on the verifier's ROS-free core and is imported, at run
-  time, by the agent factory alone (``aiv_verifier.agent.factory``, which hands its settings class to the
-  configuration); research tools (``aiv_eval.research``) and tests may import it directly. It imports no ROS, no
-  simulator, generator or evaluation.
+- ``aiv_checks`` (the weight-free verifier's checks) sits on the verifier's ROS-free core: it may import
+  ``aiv_verifier``'s core (claims, phrases, view and answer types, the backend interface) and registers the
+  ``classical`` backend through its entry point, so no run-time module imports it; research tools
+  (``aiv_eval.research``) and tests may import it directly. It imports no ROS, no simulator, generator or
+  evaluation.
 - Modules stay small enough to read: at most 500 lines in ``aiv_verifier`` and ``aiv_checks`` (the code that runs
   on a robot), at most 800 anywhere in the workspace's packages.
 """
@@ -37,22 +41,13 @@ import ast
 from pathlib import Path
 
 import pytest
+from support.imports import PROJECT_PACKAGES, SRC
+from support.imports import imported_names as _imports
+from support.imports import imported_top_levels as _imported_top_levels
+from support.imports import module_file as _module_file
+from support.imports import module_name as _module_name
+from support.imports import package_modules as _modules
 
-SRC = Path(__file__).resolve().parents[1] / "ros2_ws" / "src"
-PROJECT_PACKAGES = (
-    "aiv_common",
-    "aiv_checks",
-    "aiv_dataset",
-    "aiv_synth",
-    "aiv_offline_sim",
-    "aiv_verifier",
-    "aiv_eval",
-    "aiv_bags",
-    "aiv_bags_ros",
-    "aiv_robot_sim",
-    "aiv_robot",
-    "aiv_models",
-)
 #: The one run-time package allowed to import the generator.
 SYNTH_USERS = {"aiv_robot_sim"}
 
@@ -70,7 +65,7 @@ FORBIDDEN: dict[str, set[str]] = {
         "rclpy",
     },
     "aiv_models": {name for name in PROJECT_PACKAGES if name != "aiv_models"} | {"rclpy"},
-    "aiv_verifier": {"aiv_offline_sim", "aiv_synth", "aiv_eval"},
+    "aiv_verifier": {"aiv_offline_sim", "aiv_synth", "aiv_eval", "aiv_checks"},
     "aiv_dataset": {"aiv_common", "aiv_synth", "aiv_offline_sim", "aiv_verifier", "aiv_eval", "rclpy"},
     "aiv_synth": {"aiv_common", "aiv_offline_sim", "aiv_verifier", "aiv_eval", "rclpy"},
     "aiv_offline_sim": {"aiv_synth", "aiv_verifier", "aiv_eval"},
@@ -95,23 +90,6 @@ FORBIDDEN: dict[str, set[str]] = {
         "aiv_robot_sim",
     },
 }
-
-
-def _imported_top_levels(path: Path, *, module_level_only: bool = False) -> set[str]:
-    """Top-level package names a module imports: anywhere (also lazily, inside functions), or only by statements
-    at module level (``module_level_only``)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    names: set[str] = set()
-    for node in tree.body if module_level_only else ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
-    return names
-
-
-def _modules(package: str) -> list[Path]:
-    return sorted((SRC / package / package).rglob("*.py"))
 
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
@@ -147,12 +125,12 @@ def test_model_libraries_are_imported_only_where_a_model_is_loaded(package: str)
     assert {name: bad for name, bad in offenders.items() if bad} == {}
 
 
-#: The one run-time module that imports the checks package, and the research tools that may.
-CHECKS_USERS = {"aiv_verifier/aiv_verifier/agent/factory.py"}
+#: The research tools, the only modules outside the checks package that may import it (aiv_verifier finds the
+#: classical backend through its entry point).
 CHECKS_RESEARCH = "aiv_eval/aiv_eval/research/"
 
 
-def test_only_the_agent_factory_imports_the_checks_package_at_run_time() -> None:
+def test_no_run_time_module_imports_the_checks_package() -> None:
     users = {
         str(path.relative_to(SRC))
         for package in PROJECT_PACKAGES
@@ -160,7 +138,7 @@ def test_only_the_agent_factory_imports_the_checks_package_at_run_time() -> None
         for path in _modules(package)
         if "aiv_checks" in _imported_top_levels(path)
     }
-    assert {user for user in users if not user.startswith(CHECKS_RESEARCH)} == CHECKS_USERS
+    assert {user for user in users if not user.startswith(CHECKS_RESEARCH)} == set()
 
 
 def test_the_old_classical_backend_is_gone() -> None:
@@ -270,53 +248,6 @@ def _is_ros(name: str) -> bool:
     )
 
 
-def _module_file(name: str) -> Path | None:
-    """The source file of a project module (or package), None for anything outside the project."""
-    parts = name.split(".")
-    if parts[0] not in PROJECT_PACKAGES:
-        return None
-    stem = SRC / parts[0] / Path(*parts)
-    if stem.with_suffix(".py").is_file():
-        return stem.with_suffix(".py")
-    return stem / "__init__.py" if (stem / "__init__.py").is_file() else None
-
-
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(SRC).parts[1:])
-    parts[-1] = parts[-1].removesuffix(".py")
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _imports(name: str, path: Path, *, module_level_only: bool = False) -> set[str]:
-    """Absolute names a module imports (relative imports resolved; ``from m import x`` gives m and m.x, since x
-    may be a submodule): anywhere, or only in statements that run at import (not inside a function)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-
-    def statements(body: list[ast.stmt]):
-        for node in body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and module_level_only:
-                continue
-            yield node
-            yield from statements(
-                [child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt)]
-            )
-
-    names: set[str] = set()
-    for node in statements(tree.body):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                module = ".".join([*base, *([node.module] if node.module else [])])
-            else:
-                module = node.module or ""
-            names.add(module)
-            names.update(f"{module}.{alias.name}" for alias in node.names)
-    return names
-
-
 def _reachable(start: str) -> dict[str, Path]:
     """Every project module ``start`` can load, following imports anywhere in a module (lazy ones too, except in
     :data:`LAZY_ROS_HELPERS`) and the packages above each module."""
@@ -334,14 +265,18 @@ def _reachable(start: str) -> dict[str, Path]:
     return seen
 
 
+#: The rclpy classes a node derives from (a managed node is a LifecycleNode).
+NODE_BASES = {"Node", "LifecycleNode"}
+
+
 def _node_modules() -> set[str]:
-    """Modules that define an rclpy Node subclass."""
+    """Modules that define an rclpy Node (or LifecycleNode) subclass."""
     found = set()
     for package in PROJECT_PACKAGES:
         for path in _modules(package):
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
             bases = [base for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for base in node.bases]
-            if any(getattr(base, "id", getattr(base, "attr", "")) == "Node" for base in bases):
+            if any(getattr(base, "id", getattr(base, "attr", "")) in NODE_BASES for base in bases):
                 found.add(_module_name(path))
     return found
 

@@ -18,4 +18,6 @@ setup(
     maintainer_email="aiv-dev@example.org",
     description="The weight-free per-view verifier's checks: colour, pattern, text, logo, identity, category.",
     license="Apache-2.0",
+    # aiv_verifier finds its per-view verifier backends by name through this group, never by import.
+    entry_points={"aiv_verifier.backends": ["classical = aiv_checks.backend:BACKEND"]},
 )

@@ -10,8 +10,9 @@ logo, whole description, and the identity and category gates), each with its set
 the analysis every check of a view shares; :mod:`.measure` holds the pixel measurements (colour naming, the
 object region, pattern geometry, marks, OCR). ``TUNING.md`` beside the package records how values were chosen.
 
-At run time only the agent factory (``aiv_verifier.agent.factory``) imports this package. The names below are
-imported on first use, not with the package, so reading the settings never loads the OCR runtime.
+aiv_verifier never imports this package: it finds the backend (:mod:`.backend`) by name through the entry point
+``classical`` of the group ``aiv_verifier.backends`` (``setup.py``). The names below are imported on first use,
+not with the package, so reading the settings never loads the OCR runtime.
 """
 
 from __future__ import annotations

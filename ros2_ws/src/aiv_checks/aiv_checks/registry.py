@@ -1,10 +1,12 @@
 """Which check judges which claim, and which gates judge the object as a whole.
 
 A claim's kind is a word of the project's vocabulary (:mod:`aiv_verifier.claims`); :data:`CHECKS` maps it
-to the function that judges it. Kinds without a check get the honest Unsure of :data:`UNJUDGED`. A gate
-answers No for every claim at once when the object cannot be the described one; :data:`GATES` lists them in
-the order the verifier runs them, each at the stage where what it needs is known. Adding or removing a check
-is one module in :mod:`aiv_checks.checks` and one line here.
+to the function that judges it: the single-claim checks of :mod:`aiv_checks.claim_checks` (which the
+whole-description check reads too) and the description check. Kinds without a check get the honest Unsure of
+:data:`UNJUDGED`. A gate answers No for every claim at once when the object cannot be the described one;
+:data:`GATES` lists them in the order the verifier runs them, each at the stage where what it needs is known.
+Adding or removing a claim check is one module in :mod:`aiv_checks.checks` and one line in
+:mod:`aiv_checks.claim_checks`.
 """
 
 from __future__ import annotations
@@ -16,24 +18,13 @@ from types import MappingProxyType
 from aiv_verifier.claims import DESCRIPTION_KIND
 from aiv_verifier.core.types import Attribute
 
-from .checks import category, description, identity, logo, main_colour, part_colour, pattern, plain, text
+from .checks import category, description, identity, part_colour
+from .claim_checks import CLAIM_CHECKS, Check
 from .outcome import CheckOutcome, unsure
 from .view import Claim, Scene, ViewAnalysis
 
-Check = Callable[[Claim, ViewAnalysis], CheckOutcome]
-
 #: Claim kind -> the check that judges it.
-CHECKS: MappingProxyType[str, Check] = MappingProxyType(
-    {
-        "main_colour": main_colour.check,
-        "part_colour": part_colour.check,
-        "pattern": pattern.check,
-        "no_pattern": plain.check,
-        "text": text.check,
-        "logo": logo.check,
-        DESCRIPTION_KIND: description.check,
-    }
-)
+CHECKS: MappingProxyType[str, Check] = MappingProxyType({**CLAIM_CHECKS, DESCRIPTION_KIND: description.check})
 
 #: Claim kinds no check judges, with the reason their answer is Unsure.
 UNJUDGED: MappingProxyType[str, str] = MappingProxyType(

@@ -16,9 +16,7 @@ implementation (:mod:`.interchange`).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
-import re
 import signal
 import sys
 import threading
@@ -35,6 +33,8 @@ from .interchange.cli import add_interchange_subcommands
 from .llm_bench import add_llm_bench_subcommand
 from .model_bench import add_bench_models_subcommand
 from .pairs import pair_count_argument
+from .preflight import check_evidence_tables as check_evidence_tables
+from .run_names import safe_run_name as safe_run_name
 from .spec import EvalSpec, SpecError
 
 
@@ -48,47 +48,8 @@ def _sweep_axes(items: Sequence[str]) -> list[tuple[str, list[str]]]:
     return axes
 
 
-_UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9._+=@-]+")
-
-
-def safe_run_name(name: str) -> str:
-    """``name`` as one file-name component that cannot leave its parent directory.
-
-    Sweep values come from the command line and become sub-directory names, so a value like ``../../x`` or
-    ``a/b`` must not turn into a path. Names already made of safe characters are returned unchanged (existing
-    run directories keep their names); anything else has each run of unsafe characters replaced by ``_``,
-    and a short hash of the original is appended so two different values can never share a directory.
-    """
-    cleaned = _UNSAFE_NAME_CHARS.sub("_", name)
-    if cleaned == name and name.strip(".") and name not in (".", ".."):
-        return name
-    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
-    cleaned = cleaned.strip(".")[:80] or "run"
-    return f"{cleaned}-{digest}"
-
-
 def _sweep_suffix(combination: Sequence[tuple[str, str]]) -> str:
     return safe_run_name("_".join(f"{name.rsplit('.', 1)[-1]}-{value}" for name, value in combination))
-
-
-def check_evidence_tables(spec: EvalSpec) -> None:
-    """Load the calibration (and visibility) file the configuration uses, as the verifier will at start-up."""
-    from aiv_verifier.agent.factory import ConfigError, build_evidence, build_visibility
-    from aiv_verifier.agent.settings import AgentSettings
-    from aiv_verifier.core.nbv import UNCERTAINTY_NBV
-
-    from .identity import evidence_in_use
-
-    if not evidence_in_use(spec.agent_flat()):
-        return
-    config = spec.agent_config()
-    try:
-        settings = AgentSettings.from_mapping(config.get("agent", {}))
-        build_evidence(config, settings)
-        if settings.nbv == UNCERTAINTY_NBV:
-            build_visibility(settings)
-    except (ConfigError, ValueError) as error:
-        raise SpecError(str(error)) from None
 
 
 def _run_one(spec: EvalSpec, mode: str, record_bags: bool = False) -> tuple[Path, bool]:

@@ -36,8 +36,10 @@ from aiv_dataset.constants import PAIR_TYPES
 from .compare import compare_runs, format_comparison_markdown, md_escape
 from .evidence.trust_metrics import trust_row
 from .metrics import compute_metrics
+from .preflight import check_evidence_tables
 from .records import EpisodeRecord
 from .results_store import LoadedRun, load_run
+from .run_names import safe_run_name
 from .spec import EvalSpec, SpecError
 from .statistics import DEFAULT_RESAMPLES, DEFAULT_SEED, paired_bootstrap_diff
 
@@ -65,8 +67,6 @@ def height_arms() -> list[Arm]:
 
 def ab_arms(item: str) -> list[Arm]:
     """``node.param=A,B`` -> two arms named ``<param>-A`` and ``<param>-B`` (the sweep's run names)."""
-    from .cli import safe_run_name
-
     if "=" not in item:
         raise SpecError(f"--ab {item!r}: expected node.param=A,B")
     name, values_text = item.split("=", 1)
@@ -238,7 +238,6 @@ def run_arms(
     stream: Any = None,
 ) -> dict[str, Any]:
     """Evaluate each arm in-process into ``out/<arm>`` and compare them paired; returns the JSON document."""
-    from .cli import check_evidence_tables
     from .evidence.trust_table import acceptance_ceiling
     from .in_process import run_in_process
 

@@ -1,8 +1,9 @@
 """A whole description (direct and merged query modes), judged by the checkable claims inside it.
 
 The first clause names the object ("a light blue straw sun hat"), so its colours are main-colour claims;
-later clauses are parts, patterns, text and logos, each judged by its own check. Any confident No ⇒ No;
-otherwise Yes when most checkable claims are confirmed in this view; otherwise Unsure.
+later clauses are parts, patterns, text and logos, each judged by its own check (the single-claim table of
+:mod:`aiv_checks.claim_checks`, not the registry, which lists this check). Any confident No ⇒ No; otherwise
+Yes when most checkable claims are confirmed in this view; otherwise Unsure.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from aiv_common.setting_fields import setting
 from aiv_verifier.core.types import Decision
 from aiv_verifier.description.phrases import is_main_colour_claim, split_description
 
+from ..claim_checks import CLAIM_CHECKS
 from ..outcome import CheckOutcome, unsure
 from ..view import Claim, ViewAnalysis
 
@@ -35,9 +37,6 @@ class DescriptionSettings:
 
 
 def check(claim: Claim, analysis: ViewAnalysis) -> CheckOutcome:
-    # The registry names this check, so it is looked up when judging, not when the module loads.
-    from ..registry import CHECKS
-
     clauses = split_description(claim.phrase)
     outcomes: list[tuple[str, CheckOutcome]] = []
     for index, clause in enumerate(clauses[:12]):
@@ -49,7 +48,7 @@ def check(claim: Claim, analysis: ViewAnalysis) -> CheckOutcome:
             kind = info.kind
         else:
             continue
-        outcomes.append((clause, CHECKS[kind](part, analysis)))
+        outcomes.append((clause, CLAIM_CHECKS[kind](part, analysis)))
     if not outcomes:
         return unsure("no colour, pattern or text claim recognised in the description")
     noes = [(c, k) for c, k in outcomes if k.answer is Decision.NO and k.certainty >= 0.45]

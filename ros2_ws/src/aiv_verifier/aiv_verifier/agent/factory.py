@@ -2,8 +2,9 @@
 
 The configuration is a nested mapping with one section per part, the same in the node's params YAML (as
 dotted parameter names) and in the evaluator's in-process mode: ``agent`` (:class:`AgentSettings`),
-``verifier`` (``backend``: classical | oracle | noisy_oracle | mllm, ``dataset_root``, the calibration file,
-and the ``noise`` / ``classical`` / ``mllm`` sections), ``query``, ``detector``, ``embedding``,
+``verifier`` (``backend``: a name of :mod:`..verification.registry`, classical | oracle | noisy_oracle | mllm
+or one another package registers; ``dataset_root``, the calibration file, and each backend's settings section:
+``noise`` / ``classical`` / ``mllm``), ``query``, ``detector``, ``embedding``,
 ``language_model`` and ``trained``. Their dataclasses, names and defaults are declared once, in
 :mod:`aiv_verifier.verifier_parameters` (which imports this module to learn its backends, never the other way
 round); each section is turned into its dataclass here with :func:`aiv_common.setting_tree.dataclass_from_mapping`,
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 from aiv_common.setting_tree import dataclass_from_mapping
@@ -39,35 +39,37 @@ from ..evidence_tables import (
     load_visibility,
     resolve_table_path,
 )
-from ..model_config import (
-    DetectorParams,
-    EmbeddingParams,
-    LanguageModelParams,
-    MllmVerifierParams,
-    TrainedAgentParams,
-)
+from ..model_config import DetectorParams, EmbeddingParams, LanguageModelParams, TrainedAgentParams
 from ..query.types import QueryInterpreter, QueryMode, QuerySpec
+from ..verification.backend import BackendContext, BackendError, VerifierBackend
 from ..verification.base import PerViewVerifier, VerifierError
+from ..verification.builtin_backends import BUILTIN_BACKENDS
+from ..verification.registry import DEFAULT_BACKEND, backend_names, get_backend, is_privileged
 from .protocol import AgentSession
 from .settings import AgentSettings
 from .steps import AgentComponents
 from .verification_session import VerificationSession
 
-VERIFIER_BACKENDS = ("classical", "oracle", "noisy_oracle", "mllm")
+#: The backends a configuration may name (``verifier.backend``): aiv_verifier's own and those installed packages
+#: register under the entry point group ``aiv_verifier.backends`` (:mod:`..verification.registry`).
+VERIFIER_BACKENDS = backend_names()
 
 
 def classical_settings_class() -> type[Any]:
-    """The weight-free verifier's settings dataclass (``verifier.classical``), from the ``aiv_checks`` package.
+    """The weight-free verifier's settings dataclass (``verifier.classical``), from the backend registered as
+    ``classical`` (the ``aiv_checks`` package's entry point: this package never imports it by name)."""
+    try:
+        settings = get_backend(DEFAULT_BACKEND).settings
+    except BackendError as error:
+        raise ConfigError(str(error)) from error
+    if settings is None:
+        raise ConfigError(f"verifier backend {DEFAULT_BACKEND!r} declares no settings for verifier.classical")
+    return settings
 
-    The configuration needs the class to declare the parameters; at run time only this factory imports the
-    checks package (tests/test_package_boundaries.py), so the class is handed out from here.
-    """
-    from aiv_checks.settings import ClassicalSettings
 
-    return ClassicalSettings
-
-
-PRIVILEGED_VERIFIERS = frozenset({"oracle", "noisy_oracle"})
+#: aiv_verifier's own backends that read the simulator's ground truth (an installed backend says so itself:
+#: :func:`~..verification.registry.is_privileged`).
+PRIVILEGED_VERIFIERS = frozenset(name for name, backend in BUILTIN_BACKENDS.items() if backend.privileged)
 
 
 class ConfigError(ValueError):
@@ -149,61 +151,58 @@ def build_model_agent(
     return None
 
 
+def _backend(name: str) -> VerifierBackend:
+    try:
+        return get_backend(name)
+    except BackendError as error:
+        raise ConfigError(str(error)) from error
+
+
+def _backend_settings(backend: VerifierBackend, name: str, section: Mapping[str, Any]) -> Any:
+    """The backend's settings dataclass filled from its part of the ``verifier`` section (None without)."""
+    if backend.settings is None:
+        return None
+    key = backend.settings_section(name)
+    return _params(backend.settings, section, key, f"verifier.{key}")
+
+
 def build_verifier(
     section: Mapping[str, Any], language_model: LanguageModel | None = None
 ) -> PerViewVerifier:
-    """The per-view verifier named by ``section['backend']`` (default: classical)."""
-    backend = str(section.get("backend", "classical"))
-    if backend == "mllm":
-        from ..verification.mllm import MllmVerifier
-
-        if language_model is None:
-            raise ConfigError("verifier.backend 'mllm' needs language_model.transport local or openai")
-        mllm_params: MllmVerifierParams = _params(MllmVerifierParams, section, "mllm", "verifier.mllm")
-        try:
-            return MllmVerifier.from_params(mllm_params, language_model)
-        except (OSError, ValueError) as error:
-            raise ConfigError(f"verifier.mllm: {error}") from error
-    if backend == "classical":
-        from aiv_checks.verifier import ClassicalVerifier
-
-        params = _params(classical_settings_class(), section, "classical", "verifier.classical")
-        return ClassicalVerifier(params)
-    if backend in PRIVILEGED_VERIFIERS:
-        from ..verification.oracle import NoiseModel, NoisyOracleVerifier, OracleVerifier
-
-        root = str(section.get("dataset_root", "") or "")
-        if not root:
-            raise ConfigError(
-                f"verifier.backend {backend!r} needs verifier.dataset_root (a synthetic dataset)"
-            )
-        oracle = OracleVerifier.for_dataset(root)
-        if backend == "oracle":
-            return oracle
-        model: NoiseModel = _params(NoiseModel, section, "noise", "verifier.noise")
-        return NoisyOracleVerifier(oracle, model)
-    raise ConfigError(f"unknown verifier.backend {backend!r}; expected one of {list(VERIFIER_BACKENDS)}")
+    """The per-view verifier named by ``section['backend']`` (default: classical), found by name in the
+    registry of backends (:mod:`..verification.registry`)."""
+    name = str(section.get("backend", DEFAULT_BACKEND))
+    backend = _backend(name)
+    settings = _backend_settings(backend, name, section)
+    try:
+        return backend.build(BackendContext(name, section, settings, language_model))
+    except ConfigError:
+        raise
+    except ValueError as error:
+        raise ConfigError(str(error)) from error
 
 
 def calibration_key(config: Mapping[str, Any]) -> str:
     """The name a calibration file knows this configuration's per-view verifier by: ``verifier.calibration_key``
-    when set, else the backend, with the noise rates of the noisy oracle and the model of the MLLM verifier
-    (their answers, and so their reliability, depend on them)."""
+    when set, else the backend's own key (:attr:`~..verification.backend.VerifierBackend.calibration_key`:
+    the noise rates of the noisy oracle and the model of the MLLM verifier, whose answers, and so their
+    reliability, depend on them), else the backend's name."""
     section = _section(config, "verifier")
     explicit = str(section.get("calibration_key", "") or "").strip()
     if explicit:
         return explicit
-    backend = str(section.get("backend", "classical"))
-    if backend == "noisy_oracle":
-        from ..verification.oracle import NoiseModel
-
-        noise: NoiseModel = _params(NoiseModel, section, "noise", "verifier.noise")
-        return f"noisy_oracle:error_rate={noise.error_rate:g},unsure_rate={noise.unsure_rate:g}"
-    if backend == "mllm":
-        model = _section(config, "language_model")
-        name = str(model.get("model", "") or "") or Path(str(model.get("model_dir", "") or "")).name
-        return f"mllm:{name}"
-    return backend
+    name = str(section.get("backend", DEFAULT_BACKEND))
+    if name not in backend_names():
+        return name
+    backend = _backend(name)
+    if backend.calibration_key is None:
+        return name
+    try:
+        return backend.calibration_key(config, _backend_settings(backend, name, section))
+    except ConfigError:
+        raise
+    except ValueError as error:
+        raise ConfigError(str(error)) from error
 
 
 def build_evidence(config: Mapping[str, Any], settings: AgentSettings) -> EvidentialPolicy:
@@ -306,7 +305,7 @@ class AgentFactory:
             interpreter,
             detector=detector,
             language_model=language_model,
-            verifier_backend=str(verifier_section.get("backend", "classical")),
+            verifier_backend=str(verifier_section.get("backend", DEFAULT_BACKEND)),
             model_agent=model_agent or build_model_agent(settings, config, language_model, detector),
             config=config,
         )
@@ -354,7 +353,7 @@ class AgentFactory:
     @property
     def needs_privileged_view(self) -> bool:
         """Whether sessions need the simulator's ground-truth channel (GT boxes or an oracle verifier)."""
-        return self.settings.bbox_mode is BoxMode.GT or self.verifier_backend in PRIVILEGED_VERIFIERS
+        return self.settings.bbox_mode is BoxMode.GT or is_privileged(self.verifier_backend)
 
     def resolve(self, overrides: GoalOverrides) -> tuple[AgentSettings, AgentComponents]:
         """Settings and components for one request; raises ValueError naming a bad override."""

@@ -12,7 +12,7 @@ kind and view hint ("on the back"), the view type of k, and the angular distance
 that answered a without a Yes or No (all views when a was settled somewhere). Claims that cannot move P_T
 (settled, or already outweighed) contribute nothing, so the choice follows what can still change the
 decision. The sector with the largest Σ_a gain(a, k) is asked for; ties, and an episode without evidence,
-fall back to angular farthest-point sampling (:class:`~.nbv.FarthestNbv`), whose order also breaks ties.
+fall back to angular farthest-point sampling (:class:`~.nbv_geometric.FarthestNbv`), whose order also breaks ties.
 Whether any move can still change the outcome at all is the stopping rule's question
 (:meth:`~.evidential.EvidentialPolicy.reachable`), not this strategy's.
 
@@ -32,7 +32,8 @@ from typing import ClassVar
 from aiv_dataset.vocabulary import SECTOR_COUNT, relative_direction
 
 from .evidential import EvidenceLedger
-from .nbv import DEFAULT_BASE_SEED, FarthestNbv, NbvChoice, NbvRequest
+from .nbv_geometric import FarthestNbv
+from .nbv_types import DEFAULT_BASE_SEED, NbvChoice, NbvRequest
 from .types import Decision
 from .view_sphere import View, move_to
 from .visibility import VisibilityModel, distance_bin, level_distance_bin
