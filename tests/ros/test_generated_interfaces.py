@@ -50,7 +50,14 @@ def test_documented_constants():
             attributes=[AttributeState(name="body_color", votes_matched=1.5)],
             timings=[StageTiming(stage="verify", seconds=0.25, calls=3)],
         ),
-        StepReport(step=2, sector=4, move_direction="back", attributes=[AttributeState(name="logo")]),
+        StepReport(
+            step=2,
+            sector=4,
+            move_direction="back",
+            move_outcome="unreachable",
+            move_note="Nav2 aborted the goal: error code 9002 (TF_ERROR)",
+            attributes=[AttributeState(name="logo")],
+        ),
         Detection2DArray(
             detections=[Detection2D(x_min=1.0, y_min=2.0, x_max=30.5, y_max=40.0, score=0.875, label="mug")],
             query="mug.",

@@ -86,6 +86,8 @@ def _assert_same_episode(run, summary, trace) -> None:
         e.step.move.direction if e.step.move else "" for e in trace.entries
     ], key
     assert [r.move_outcome for r in verdict.transcript] == [e.move_result.value for e in trace.entries], key
+    assert [r.move_note for r in verdict.transcript] == [e.move_note for e in trace.entries], key
+    assert list(verdict.notes) == list(summary.move_notes), key  # the queries get no note of their own
     for report, entry in zip(verdict.transcript, trace.entries, strict=True):
         assert [(a.name, a.state, a.last_answer) for a in report.attributes] == [
             (row.name, {"Missing": 0, "Matched": 1, "Contradictory": 2}[row.state.value], row.last_answer)

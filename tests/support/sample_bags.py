@@ -90,10 +90,31 @@ def by_topic(path: Path, *, relative_time: bool = False, ignored: Iterable[str] 
     return out
 
 
+def _simulator_move_note(step: dict[str, Any]) -> str:
+    """A StepReport's ``move_note`` in a session with the offline simulator: its visibility warning for a move
+    it did not make (unreachable, already visited), "" for any other step."""
+    from aiv_dataset.vocabulary import MoveOutcome
+    from aiv_offline_sim.episode_types import compose_warning
+
+    outcome = MoveOutcome(step["move_outcome"]) if step["move_outcome"] else None
+    if outcome is None or not outcome.navigation_failed:
+        return ""
+    return compose_warning(outcome, step["move_direction"], False) or ""
+
+
+def _verdict_notes(verdict: dict[str, Any]) -> list[str]:
+    """A Verdict's ``notes`` in the sample session (whose query gets no note): one line per refused move's
+    reason, from its transcript (the verifier's rule, :func:`aiv_verifier.agent.trace.move_note_lines`)."""
+    from aiv_verifier.agent.trace import move_note_lines
+
+    notes = [(step["move_direction"], _simulator_move_note(step)) for step in verdict["transcript"]]
+    return list(move_note_lines((direction, note) for direction, note in notes if note))
+
+
 #: Fields messages gained after a sample bag was recorded, with the value a message carries when the
-#: feature behind them is off (the evidential fusion's). A committed sample recorded before them lacks them;
-#: a re-made recording must hold exactly these values there, so the sample stays a bag of the old layout and
-#: keeps exercising the reader's upgrade of old messages.
+#: feature behind them is off (the evidential fusion's), or a function of the message giving it. A committed
+#: sample recorded before them lacks them; a re-made recording must hold exactly these values there, so the
+#: sample stays a bag of the old layout and keeps exercising the reader's upgrade of old messages.
 ADDED_FIELDS: dict[str, Any] = {
     "probability": math.nan,
     "unverified_attributes": [],
@@ -101,8 +122,9 @@ ADDED_FIELDS: dict[str, Any] = {
     "disbelief": math.nan,
     "claim_kind": "",
     "abstained": False,
-    "notes": [],
+    "notes": _verdict_notes,  # the query's notes (none here), then why moves were refused
     "level": 0,  # the camera height level (GroundTruthView, its layout entries, StepReport): eye level
+    "move_note": _simulator_move_note,  # StepReport: why the move was not made
 }
 
 
@@ -113,13 +135,15 @@ ADDED_STAGE_PREFIXES = ("ros.",)
 
 def assert_same(got: Any, want: Any, where: str) -> None:
     """Equal values; floats to 1e-9 relative (NaN equals NaN); fields added since the committed recording must
-    hold their not-computed value (:data:`ADDED_FIELDS`)."""
+    hold their not-computed value (:data:`ADDED_FIELDS`; a callable there gives it from the message)."""
     if isinstance(want, dict):
         assert isinstance(got, dict), f"{where}: fields differ"
         added = set(got) - set(want)
         assert added <= set(ADDED_FIELDS) and set(want) <= set(got), f"{where}: fields differ"
         for key in sorted(added):
-            assert_same(got[key], ADDED_FIELDS[key], f"{where}.{key} (added since the recording)")
+            expected = ADDED_FIELDS[key]
+            expected = expected(got) if callable(expected) else expected
+            assert_same(got[key], expected, f"{where}.{key} (added since the recording)")
         for key in want:
             assert_same(got[key], want[key], f"{where}.{key}")
     elif isinstance(want, (list, tuple)):

@@ -195,6 +195,7 @@ class BagPort:
             frame_stamp=stamp_ns(following.image_stamp) if following is not None else None,
             message="recorded move refused" if outcome is MoveOutcome.REJECTED else "",
             level=int(following.level) if following is not None else None,
+            warning=recorded.move_note,  # why it was not made ("" in a recording that predates the field)
         )
 
     def cancelled(self) -> bool:
@@ -322,7 +323,9 @@ def replay_episode(
 
     def on_step(_frame: ViewFrame, entry: TraceEntry[AgentStep]) -> None:
         reports.append(
-            step_report(entry.step, port.stamps[-1], entry.move_result, entry.trap_view, entry.level)
+            step_report(
+                entry.step, port.stamps[-1], entry.move_result, entry.trap_view, entry.level, entry.move_note
+            )
         )
 
     trace = run_episode(

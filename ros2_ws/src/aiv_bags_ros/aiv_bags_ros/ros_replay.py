@@ -203,6 +203,7 @@ class RecordedCamera(Node):
             result.level = int(following.level) if following is not None else int(recorded.level)
             if outcome is MoveOutcome.REJECTED:
                 result.message = "recorded move refused"
+            result.visibility_warning = recorded.move_note  # why it was not made (as BagPort)
             if following is not None:
                 next_stamp = stamp_ns(following.image_stamp)
                 self._publish(next_stamp)

@@ -157,6 +157,7 @@ class EnvPort:
             sector=reply.sector if reply.sector >= 0 else None,
             message=reply.message,
             level=reply.level,
+            warning=reply.warning,  # as over ROS (the simulator's visibility_warning)
         )
 
     def cancelled(self) -> bool:

@@ -234,6 +234,7 @@ class SectorMover:
         log: Callable[[str], object] = lambda _text: None,
         monotonic: Callable[[], float] = time.monotonic,
         heights: HeightDriver | None = None,
+        warn: Callable[[str], object] | None = None,
     ) -> None:
         self.settings = settings
         self.robot = robot
@@ -245,6 +246,9 @@ class SectorMover:
         #: suited one stand-off does not suit the other). A robot never moved in height keeps today's moves.
         self.head_aimed = False
         self.log = log
+        #: Where a move the robot could not make is reported, with its cause (the node's warning log; ``log``
+        #: when not given): the verifier's notes say it too, but the robot's own log is where its operator looks.
+        self.warn = log if warn is None else warn
         self.monotonic = monotonic
         self.session: SectorSession | None = None
         self._busy = threading.Lock()
@@ -292,7 +296,19 @@ class SectorMover:
     # -- one move -------------------------------------------------------------------------------------------
 
     def move(self, raw_direction: str) -> MoveResult:
-        """Carry out one MoveToSector goal; never raises (faults come back as ``rejected``)."""
+        """Carry out one MoveToSector goal; never raises (faults come back as ``rejected``). A move that was not
+        made (unreachable, already visited) is reported through ``warn`` with its cause, e.g. the error code
+        Nav2 aborted the goal with; a rejected one is the node's to log (it ends the goal with the message)."""
+        result = self._serve(raw_direction)
+        if result.outcome.navigation_failed:
+            session = self.session
+            request = (
+                f"request {session.request_id!r}: " if session is not None and session.request_id else ""
+            )
+            self.warn(f"{request}move {raw_direction!r} not made ({result.outcome.value}): {result.warning}")
+        return result
+
+    def _serve(self, raw_direction: str) -> MoveResult:
         with self._busy:
             self._take_pending()
             if self.session is None:

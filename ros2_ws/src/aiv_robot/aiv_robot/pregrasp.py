@@ -4,8 +4,9 @@
     aiv-pregrasp "a blue mug with white flowers" "the mug with a daisy print" --budget 6 --timeout 600
 
 Sends one VerifyInstance goal, prints every step as it happens (sector, what the verifier believes now, the
-move it asked for and how the move went), then the verdict: YES / NO with its confidence and the attribute
-table (the reasons), or why there is no answer.
+move it asked for and how the move went: a move the robot could not make names why, e.g. "-> unreachable (...
+Nav2 aborted the goal: error code 9002 (TF_ERROR))"), then the verdict: YES / NO with its confidence and the
+attribute table (the reasons), or why there is no answer, and the verifier's notes.
 
 Exit codes (what a grasp script branches on):
 
@@ -157,13 +158,16 @@ def _send_and_wait(
 
 
 def format_step(report: StepReport) -> str:
-    """One line per step: where the view was taken, the belief, and the move with its outcome."""
+    """One line per step: where the view was taken, the belief, and the move with its outcome (and, when the
+    move was not made, the move server's reason)."""
     belief = DECISION_NAMES.get(report.belief, "?")
     where = f"sector {report.sector}" if report.sector >= 0 else "sector ?"
     if report.action == StepReport.ACTION_DECIDE:
         action = f"decided ({report.stop_reason or 'stop'})"
     else:
         outcome = f" -> {report.move_outcome}" if report.move_outcome else ""
+        note = str(getattr(report, "move_note", "") or "")
+        outcome += f" ({note})" if note and outcome else ""
         trap = " (object not clearly visible there)" if report.trap_view else ""
         action = f"move {report.move_direction}{outcome}{trap}"
     seen = ", ".join(f"{row.name}={row.last_answer}" for row in report.attributes if row.last_answer)
@@ -171,7 +175,8 @@ def format_step(report: StepReport) -> str:
 
 
 def format_verdict(verdict: Verdict) -> list[str]:
-    """The answer and its reasons, one line each.
+    """The answer and its reasons, one line each; the verifier's notes last ("note: move back-left not made:
+    ...": what it noticed without refusing the request, a move the robot could not make among them).
 
     With the evidential fusion the first line gives the probability that this is the described object (the
     confidence of the reference fusions is a vote count, not a probability), and a line names what no view
@@ -207,6 +212,7 @@ def format_verdict(verdict: Verdict) -> list[str]:
             f"  {row.name} ({row.evidence_phrase!r}): {STATE_NAMES.get(row.state, '?')}, "
             f"votes {row.votes_matched:.1f} yes / {row.votes_contradicted:.1f} no{opinion}{reason}"
         )
+    lines += [f"  note: {note}" for note in getattr(verdict, "notes", ())]
     return lines
 
 

@@ -208,10 +208,16 @@ def attribute_message(row: AttributeRow) -> AttributeStateMsg:
 
 
 def step_report(
-    step: AgentStep, image_stamp, move_result: MoveOutcome | None, trap_view: bool, level: int | None = None
+    step: AgentStep,
+    image_stamp,
+    move_result: MoveOutcome | None,
+    trap_view: bool,
+    level: int | None = None,
+    move_note: str = "",
 ) -> StepReport:
     """Feedback / transcript entry of one step; ``move_result`` None while the move is still pending.
-    ``level`` is the view's height level (None: the step's own)."""
+    ``level`` is the view's height level (None: the step's own), ``move_note`` why the move was not made
+    (:attr:`~aiv_verifier.agent.trace.TraceEntry.move_note`)."""
     report = StepReport(
         step=int(step.step),
         sector=int(step.sector),
@@ -228,6 +234,7 @@ def step_report(
         abstained=bool(step.abstained),
         probability=step.evidence.probability if step.evidence is not None else math.nan,
         move_outcome=move_result.value if move_result is not None else "",
+        move_note=move_note,
         trap_view=bool(trap_view),
         has_crop_box=step.crop.box is not None,
     )
@@ -247,7 +254,7 @@ def step_report(
 
 def transcript_messages(entries: Sequence[TraceEntry[AgentStep]], stamps: Sequence) -> list[StepReport]:
     return [
-        step_report(entry.step, stamp, entry.move_result, entry.trap_view, entry.level)
+        step_report(entry.step, stamp, entry.move_result, entry.trap_view, entry.level, entry.move_note)
         for entry, stamp in zip(entries, stamps, strict=True)
     ]
 
@@ -278,6 +285,8 @@ def verdict_message(
     stamp,
     notes: Sequence[str] = (),
 ) -> Verdict:
+    """The Verdict of a finished (or failed) episode. Its ``notes`` are ``notes`` (the query's) followed by one
+    line per reason a move was refused (``summary.move_notes``: a robot's navigation error, say)."""
     verdict = Verdict(
         request_id=request_id,
         decision=decision_code(summary.decision),
@@ -298,7 +307,7 @@ def verdict_message(
         attributes=[attribute_message(row) for row in attributes],
         query_mode=query_mode,
         category=category,
-        notes=list(notes),
+        notes=[*notes, *summary.move_notes],
         elapsed_s=float(elapsed_s),
         timings=timing_messages(clock, summary.model_calls),
         transcript=list(transcript),

@@ -277,6 +277,7 @@ class RosEpisodePort:
             frame_stamp=stamp_to_nanoseconds(result.frame_stamp) or None,
             message=result.message,
             level=int(result.level),
+            warning=result.visibility_warning,
         )
 
     def cancelled(self) -> bool:
@@ -291,7 +292,9 @@ class RosEpisodePort:
     def _report_step(self, frame: ViewFrame, entry: TraceEntry[AgentStep]) -> None:
         if self.publish_debug is not None:
             self.publish_debug(frame, entry.step)
-        report = step_report(entry.step, self._image_stamp, entry.move_result, entry.trap_view, entry.level)
+        report = step_report(
+            entry.step, self._image_stamp, entry.move_result, entry.trap_view, entry.level, entry.move_note
+        )
         self.reports.append(report)
         if self.publish_step is not None:
             self.publish_step(report)

@@ -2,9 +2,10 @@
 
 Every way of running an episode -- the verifier node over ROS, the evaluator in-process, later bag replay and
 a robot -- goes through :func:`run_episode`, so the rules of an episode exist once: one frame per step, the
-agent answers or names a move, the move's outcome is recorded with the step, a refused move ends the episode,
-the budget bounds it, and each way it can end without an answer has one failure reason. An answer that rests on
-no model output (every language-model call of the episode failed: the agent's ``model_outage``) is one of them.
+agent answers or names a move, the move's outcome is recorded with the step (with the server's reason when the
+move was not made), a refused move ends the episode, the budget bounds it, and each way it can end without an
+answer has one failure reason. An answer that rests on no model output (every language-model call of the episode
+failed: the agent's ``model_outage``) is one of them.
 """
 
 from __future__ import annotations
@@ -80,7 +81,9 @@ def run_episode(
             report = port.move(direction)
         except MoveCancelled as error:
             # The view was judged and the move asked for: the step stays in the transcript, its move refused.
-            _report(on_step, frame, trace.add(step, MoveOutcome.REJECTED, level=seen_level))
+            _report(
+                on_step, frame, trace.add(step, MoveOutcome.REJECTED, level=seen_level, move_note=str(error))
+            )
             trace.cancelled = True
             trace.failure_reason = (
                 f"{CANCELLED_REASON} during the move {direction!r} of step {step_count} ({error})"
@@ -89,7 +92,8 @@ def run_episode(
         except MoveFailed as error:
             trace.failure_reason = f"step {step_count}: move {direction!r} failed: {error}"
             return trace
-        _report(on_step, frame, trace.add(step, report.outcome, report.trap_view, seen_level))
+        entry = trace.add(step, report.outcome, report.trap_view, seen_level, report.not_made_because)
+        _report(on_step, frame, entry)
         if report.outcome is MoveOutcome.REJECTED:
             trace.failure_reason = f"step {step_count}: the move server refused: {report.message}"
             return trace

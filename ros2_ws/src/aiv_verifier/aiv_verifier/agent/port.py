@@ -62,7 +62,9 @@ class MoveReport:
     """What a move did: the outcome, whether it arrived at a trap view, and (when the port knows) the
     sector the camera is in now and the stamp of the frame that shows it (None: keep the previous one).
     ``message`` explains a ``REJECTED`` outcome. ``level`` is the camera height level now (None: the port
-    does not say, the previous one stands)."""
+    does not say, the previous one stands). ``warning`` is the move server's own note on the move (MoveToSector's
+    ``visibility_warning``: why an ``UNREACHABLE`` or ``ALREADY_VISITED`` move was not made, e.g. the Nav2 error
+    a robot's navigation aborted with; "" when it says nothing)."""
 
     outcome: MoveOutcome
     trap_view: bool = False
@@ -70,6 +72,17 @@ class MoveReport:
     frame_stamp: int | None = None
     message: str = ""
     level: int | None = None
+    warning: str = ""
+
+    @property
+    def not_made_because(self) -> str:
+        """Why the move was not made, in the server's words ("" when it was made, or nothing was said):
+        the warning of a refused move (unreachable, already visited), the message of a rejected one."""
+        if self.outcome is MoveOutcome.REJECTED:
+            return self.message or self.warning
+        if self.outcome.navigation_failed:
+            return self.warning
+        return ""
 
 
 class EpisodePort(Protocol):
