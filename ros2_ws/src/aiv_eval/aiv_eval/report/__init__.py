@@ -4,8 +4,9 @@
 
 * ``report.md`` — metrics tables (overall, per pair type, per category, CIs, flips, stop reasons, model calls,
   a runs table when several runs are given, the list of episode pages);
-* ``report.html`` — the same plus inline-SVG charts: the per-category × pair-type accuracy heatmap, accuracy vs
-  ASD across the given runs, and unreachable-vs-trap failures per pair type;
+* ``report.html`` — the same plus charts drawn by matplotlib as inline SVG: the per-category × pair-type
+  accuracy heatmap, accuracy vs ASD across the given runs, unreachable-vs-trap failures per pair type, and
+  accuracy and acceptance against steps (:mod:`.step_curves`);
 * ``episodes/ep_<episode_index>.html`` — one self-contained page per selected episode: sector ring, step table,
   crops (embedded as data URIs), attribute states over steps.
 

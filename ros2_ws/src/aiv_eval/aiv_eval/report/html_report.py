@@ -1,5 +1,6 @@
 """Self-contained HTML report: ``report.html`` (index) and ``episodes/ep_<index>.html`` (one per selected
-episode). Inline CSS and SVG only; crops are embedded as data URIs; every piece of text is escaped."""
+episode). Inline CSS and SVG only (charts drawn by matplotlib: :mod:`.charts`, :mod:`.sector_ring`); crops are
+embedded as data URIs; every piece of text is escaped."""
 
 from __future__ import annotations
 
@@ -14,16 +15,17 @@ from aiv_dataset.vocabulary import DIRECTIONS
 from ..compare import runs_table_rows
 from ..records import EpisodeRecord, is_prediction_correct
 from ..results_store import LoadedRun
-from .crops import crop_data_uri
-from .markdown_report import level_tables
-from .svg import (
-    PAIR_TYPE_LABELS,
+from .charts import (
     ScatterPoint,
     accuracy_asd_scatter_svg,
     category_heatmap_svg,
     nav_failure_bars_svg,
-    sector_ring_svg,
+    steps_chart_svg,
 )
+from .crops import crop_data_uri
+from .markdown_report import PAIR_TYPE_LABELS, level_tables
+from .sector_ring import sector_ring_svg
+from .step_curves import step_curves
 
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;margin:24px auto;max-width:1200px;
@@ -48,7 +50,8 @@ def _e(value: object) -> str:
     return escape(str(value), quote=True)
 
 
-def _page(title: str, body: str) -> str:
+def html_page(title: str, body: str) -> str:
+    """One self-contained page: the shared inline CSS, ``title`` (escaped) and ``body`` (already HTML)."""
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -275,6 +278,10 @@ def render_index_html(
     body.append(f"<div><h3>Accuracy per category × pair type</h3>{category_heatmap_svg(m)}</div>")
     body.append(f"<div><h3>Accuracy vs ASD</h3>{accuracy_asd_scatter_svg(points)}</div>")
     body.append(f"<div><h3>Navigation failures</h3>{nav_failure_bars_svg(groups)}</div>")
+    curves = step_curves(primary.records, m["evaluation"]["unsure_as_negative"])
+    body.append(
+        f"<div><h3>Accuracy and acceptance against steps</h3>{steps_chart_svg(curves, m['asd'])}</div>"
+    )
     body.append("</div>")
     if others:
         body.append("<h2>Runs</h2>")
@@ -303,7 +310,7 @@ def render_index_html(
         "sample of correct ones (within the page limit). All records are in results.jsonl.</p>"
     )
     body.append(_episode_index_table(listed, pages, m["evaluation"]["unsure_as_negative"]))
-    return _page(title, "\n".join(body))
+    return html_page(title, "\n".join(body))
 
 
 # ------------------------------------------------------------------------------------------------ episode
@@ -444,4 +451,4 @@ def render_episode_html(
         "<h2>Attributes over steps</h2>",
         _attribute_table(record),
     ]
-    return _page(title, "\n".join(body))
+    return html_page(title, "\n".join(body))

@@ -10,7 +10,9 @@ from aiv_dataset.constants import PAIR_TYPES
 from ..compare import format_runs_table_markdown, md_escape, runs_table_rows
 from ..records import EpisodeRecord, is_prediction_correct
 from ..results_store import LoadedRun
-from .svg import PAIR_TYPE_LABELS
+
+#: Short names of the pair types in tables and charts.
+PAIR_TYPE_LABELS = {"positive": "Pos", "neg_same": "N_S", "neg_diff": "N_D"}
 
 
 def _acc(x: float | None, decimals: int = 4) -> str:
