@@ -42,7 +42,7 @@ def _tables() -> list[tuple[str, str, str, Callable[[], Iterable[object]]]]:
         return verifier_parameters()
 
     def detector() -> Iterable[object]:
-        from aiv_verifier.detector_node import detector_node_parameters
+        from aiv_verifier.detector_parameters import detector_node_parameters
 
         return detector_node_parameters()
 
@@ -74,7 +74,12 @@ def _tables() -> list[tuple[str, str, str, Callable[[], Iterable[object]]]]:
             "aiv_verifier/config/verifier.yaml",
             verifier,
         ),
-        ("detector_node", "aiv_verifier/detector_node.py", "aiv_verifier/config/detector.yaml", detector),
+        (
+            "detector_node",
+            "aiv_verifier/detector_parameters.py",
+            "aiv_verifier/config/detector.yaml",
+            detector,
+        ),
         (
             "evaluator",
             "aiv_eval/evaluator_parameters.py",

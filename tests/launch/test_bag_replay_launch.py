@@ -8,6 +8,8 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LAUNCH = REPO_ROOT / "launch" / "bag_replay.launch.py"
+#: The launch_ros actions that start a node (the verifier, a managed node, is a LifecycleNode).
+NODE_ACTIONS = ("Node", "LifecycleNode")
 
 
 def _tree() -> ast.Module:
@@ -19,7 +21,7 @@ def _name(node: ast.AST) -> str | None:
 
 
 def _nodes(tree: ast.AST) -> dict[str, ast.Call]:
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _name(n.func) == "Node"]
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _name(n.func) in NODE_ACTIONS]
     out = {}
     for call in calls:
         keywords = {k.arg: k.value for k in call.keywords}

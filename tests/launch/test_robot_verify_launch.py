@@ -20,6 +20,8 @@ LAUNCH = REPO_ROOT / "launch" / "robot_verify.launch.py"
 CONFIG = REPO_ROOT / "ros2_ws" / "src" / "aiv_verifier" / "config"
 ADAPTER_YAML = REPO_ROOT / "ros2_ws" / "src" / "aiv_robot" / "config" / "robot_adapter.yaml"
 PARAMS_FILES = [CONFIG / "robot_verify.yaml", CONFIG / "robot_verify_standin.yaml"]
+#: The launch actions that start a node (the verifier, a managed node that launch drives, is a CleanStopLifecycleNode).
+NODE_ACTIONS = ("Node", "LifecycleNode", "CleanStopLifecycleNode")
 
 
 def _tree() -> ast.Module:
@@ -29,7 +31,7 @@ def _tree() -> ast.Module:
 def _nodes(tree: ast.AST) -> dict[str, dict[str, str]]:
     out = {}
     for call in ast.walk(tree):
-        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "Node":
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) in NODE_ACTIONS:
             keywords = {k.arg: ast.unparse(k.value) for k in call.keywords}
             out[ast.literal_eval(keywords["name"])] = keywords
     return out

@@ -33,7 +33,7 @@ from aiv_verifier.agent.settings import AgentSettings
 from aiv_verifier.agent.steps import ViewFrame
 from aiv_verifier.detection.base import BoxMode
 from aiv_verifier.detection.grounding_dino import GroundingDinoDetector
-from aiv_verifier.detector_node import NewestOnly
+from aiv_verifier.detector_worker import NewestOnly
 from aiv_verifier.model_config import EmbeddingParams
 from aiv_verifier.query.types import QueryMode, QuerySpec
 from support.embedding_episodes import colour_dataset, colour_spec

@@ -1,10 +1,12 @@
-"""Every node but the verifier and the detector ends with exit code 0, fast, however it is told to stop.
+"""Every node ends with exit code 0, fast, however it is told to stop.
 
 Each node runs as its installed executable, the way ``ros2 launch`` starts it, and is stopped once it is in the
 graph:
 
 - by SIGINT, by SIGTERM, and by two SIGINTs back to back (what each node gets from ``ros2 launch`` after a
   Ctrl-C when the launch's input is not a terminal): exit code 0 within 2 s, no traceback;
+- the managed nodes too: the verifier active, the detector unconfigured (``autostart`` false: no model needed);
+  the verifier in the middle of a request is stopped in tests/ros/test_lifecycle_nodes.py;
 - the robot adapter in the middle of a drive: the base is told to stop, the move's client hears why its
   move ended, and the adapter ends with exit code 0 within 5 s.
 
@@ -25,7 +27,15 @@ from action_msgs.msg import GoalStatus
 from aiv_interfaces.action import MoveToSector
 from rclpy.action import ActionClient
 from std_msgs.msg import Empty, String
-from support.robot_nodes import ADAPTER, ADAPTER_DEFAULTS, STAND_IN, STANDIN_PARAMS, send_move
+from support.robot_nodes import (
+    ADAPTER,
+    ADAPTER_DEFAULTS,
+    STAND_IN,
+    STANDIN_PARAMS,
+    VERIFIER,
+    VERIFIER_DEFAULTS,
+    send_move,
+)
 from support.ros_harness import ros_args, wait_until
 
 pytestmark = pytest.mark.ros
@@ -33,6 +43,7 @@ pytestmark = pytest.mark.ros
 INSTALL = Path(__file__).resolve().parents[2] / "ros2_ws" / "install"
 OFFLINE_SIM = INSTALL / "aiv_offline_sim" / "lib" / "aiv_offline_sim" / "offline_sim"
 EVALUATOR = INSTALL / "aiv_eval" / "lib" / "aiv_eval" / "evaluator"
+DETECTOR = INSTALL / "aiv_verifier" / "lib" / "aiv_verifier" / "detector_node"
 #: The issue's limits: an idle node ends within 2 s, one in the middle of a move within 5 s.
 IDLE_LIMIT_S = 2.0
 MID_MOVE_LIMIT_S = 5.0
@@ -53,6 +64,11 @@ def _node_argv(kind: str, micro_root: Path, tmp_path: Path) -> list[str]:
     if kind == "robot_adapter":
         return [str(ADAPTER), "--ros-args", "--params-file", str(ADAPTER_DEFAULTS), "--params-file",
                 str(STANDIN_PARAMS)]  # fmt: skip
+    if kind == "detector":
+        return [str(DETECTOR), "--ros-args", *ros_args({"autostart": False})]
+    if kind == "verifier":
+        quiet = {"verifier.classical.ocr_engine": "none"}  # no OCR model to load
+        return [str(VERIFIER), "--ros-args", "--params-file", str(VERIFIER_DEFAULTS), *ros_args(quiet)]
     # The evaluator without servers: it waits for them (longer than the test) when it is stopped.
     return [
         str(EVALUATOR),
@@ -71,7 +87,9 @@ def _stop_and_time(process: subprocess.Popen[bytes], signals: tuple[signal.Signa
 
 
 @pytest.mark.parametrize("stop", sorted(STOPS))
-@pytest.mark.parametrize("kind", ["offline_sim", "robot_sim", "robot_adapter", "evaluator"])
+@pytest.mark.parametrize(
+    "kind", ["offline_sim", "robot_sim", "robot_adapter", "evaluator", "verifier", "detector"]
+)
 def test_an_idle_node_ends_with_exit_code_zero_within_two_seconds(
     kind: str, stop: str, micro_root: Path, tmp_path: Path, node_process, ros_executor
 ) -> None:

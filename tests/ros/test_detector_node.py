@@ -249,7 +249,7 @@ def test_detector_node_boxes_reach_the_verifiers_crops_through_whole_episodes(
     status = recorder.detector_status()
     assert status is not None and status["device"] == "cpu" and status["model_type"] == "grounding-dino"
     assert float(status["latency_ms.forward"]) > 0.0 and status["query"] == "mug."
-    assert node.mailbox.dropped == int(status["frames_dropped"])
+    assert node.worker.mailbox.dropped == int(status["frames_dropped"])
     verifier.assert_running()
 
 
@@ -297,7 +297,7 @@ def test_boxes_for_the_previous_requests_query_never_reach_the_next_requests_cro
 
     first = client.run(EpisodeRequest(index=0)).verdict  # a backpack
     assert first.decision in (Verdict.DECISION_YES, Verdict.DECISION_NO), first.failure_reason
-    assert first.category == "backpack" and node.query == "backpack."
+    assert first.category == "backpack" and node.worker.query == "backpack."
     _assert_crops_use_the_requests_query(recorder, first)
 
     # Request 2 (a mug): its start frame reaches the detector, which starts on it with "backpack." and is held.
@@ -307,7 +307,7 @@ def test_boxes_for_the_previous_requests_query_never_reach_the_next_requests_cro
     start_ns = stamp_to_nanoseconds(start.frame_stamp)
 
     def running_start_frame() -> bool:
-        last = node._last_frame
+        last = node.worker.last_frame
         return (
             forced.entered.is_set()
             and last is not None
@@ -325,7 +325,9 @@ def test_boxes_for_the_previous_requests_query_never_reach_the_next_requests_cro
     )
     sent = send_goal_confirmed(client.verify_client, goal, timeout_s=30.0, what="the verifier")
     assert sent is not None and sent.accepted
-    wait_until(lambda: node.query == "mug.", "the verifier's new query at the detector (forward in flight)")
+    wait_until(
+        lambda: node.worker.query == "mug.", "the verifier's new query at the detector (forward in flight)"
+    )
     gate.set()
     response = sent.result(300.0, lambda: True, "the verifier")
     assert response is not None
@@ -354,10 +356,10 @@ def test_slow_model_works_on_the_newest_frame_and_counts_the_dropped_ones(
     assert forced.entered.wait(30.0), "the model never started on the first frame"
     for stamp in (2_000, 3_000, 4_000):  # arrive while the model is busy with the first frame
         recorder.image_pub.publish(_image(stamp))
-    wait_until(lambda: node.stats.received == 4, "all four frames at the detector")
+    wait_until(lambda: node.worker.stats.received == 4, "all four frames at the detector")
     gate.set()
     wait_until(lambda: {1_000, 4_000} <= set(recorder.detections), "detections of the first and newest frame")
-    assert set(recorder.detections) == {1_000, 4_000} and node.mailbox.dropped == 2
+    assert set(recorder.detections) == {1_000, 4_000} and node.worker.mailbox.dropped == 2
     newest = recorder.detections[4_000]
     assert newest.header.frame_id == "camera_optical" and len(newest.detections) == 2
     assert [round(item.score, 3) for item in newest.detections] == [0.66, 0.42]  # best first

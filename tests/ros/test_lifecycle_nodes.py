@@ -9,7 +9,8 @@
   saying it was deactivated; new goals are refused until it is activated again;
 - the detector node likewise: a damaged model fails configure, the corrected one configures and publishes boxes
   once active, cleanup gives the model's memory back;
-- ``verifier.launch.py autostart:=false`` leaves the launched verifier unconfigured for ``ros2 lifecycle``;
+- ``verifier.launch.py`` takes the verifier to active through its lifecycle service (its own ``autostart``
+  parameter false); ``autostart:=false`` leaves the launched verifier unconfigured for ``ros2 lifecycle``;
 - SIGINT and SIGTERM end an idle verifier within 2 s and one mid-request (a move held by the move server, or a
   frame that never comes) within 5 s, with exit code 0.
 """
@@ -56,8 +57,6 @@ pytestmark = pytest.mark.ros
 
 DETECTOR = INSTALL / "aiv_verifier" / "lib" / "aiv_verifier" / "detector_node"
 DETECTOR_DEFAULTS = INSTALL / "aiv_verifier" / "share" / "aiv_verifier" / "config" / "detector.yaml"
-#: --no-daemon and a discovery time the busy machine needs (the lifecycle verbs are not in ros2_cli's table).
-CLI = ("--no-daemon", "--spin-time", "2.0")
 LATCHED = QoSProfile(
     reliability=ReliabilityPolicy.RELIABLE,
     durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -74,21 +73,19 @@ QUERY = ["an orange backpack with blue shoulder straps and a green front pocket"
 
 
 def _lifecycle(*argv: str) -> str:
-    completed = ros2("lifecycle", *argv, *CLI, timeout_s=60.0)
+    completed = ros2("lifecycle", *argv, timeout_s=60.0)
     return completed.stdout
 
 
 def _state(node: str) -> str:
     """``ros2 lifecycle get`` of ``node``: e.g. ``inactive [2]``, waited for until the node is discovered."""
-    return ros2_until(
-        ("lifecycle", "get", node, *CLI), lambda out: "[" in out, f"the state of {node}"
-    ).strip()
+    return ros2_until(("lifecycle", "get", node), lambda out: "[" in out, f"the state of {node}").strip()
 
 
 def _transition(node: str, transition: str) -> str:
     """``ros2 lifecycle set``'s verdict: ``Transitioning successful`` (stdout) or ``Transitioning failed``
     (stderr; the exit code is 0 either way)."""
-    completed = ros2("lifecycle", "set", node, transition, *CLI, timeout_s=60.0)
+    completed = ros2("lifecycle", "set", node, transition, timeout_s=60.0)
     return (completed.stdout + completed.stderr).strip()
 
 
@@ -121,9 +118,7 @@ def _verdict(client: ActionClient, **fields: Any) -> tuple[int, Verdict]:
 
 def test_ros2_lifecycle_takes_the_verifier_through_every_state(node_process, ros_executor) -> None:
     verifier = _verifier(node_process, {"autostart": False, "verifier.classical.ocr_engine": "none"})
-    ros2_until(
-        ("lifecycle", "nodes", *CLI), lambda out: "/verifier\n" in out, "the verifier among lifecycle nodes"
-    )
+    ros2_until(("lifecycle", "nodes"), lambda out: "/verifier\n" in out, "the verifier among lifecycle nodes")
     assert _state("/verifier") == "unconfigured [1]"
     assert "configure [1]" in _lifecycle("list", "/verifier")
 
@@ -245,6 +240,19 @@ def test_the_detector_configures_once_its_damaged_model_is_replaced(
     assert _transition("/detector", "shutdown") == "Transitioning successful"
     detector.process.wait(timeout=30.0)
     assert detector.process.returncode == 0, detector.output()
+
+
+def test_the_verifier_launch_file_takes_it_to_active_through_its_lifecycle_service(ros2_process) -> None:
+    """Launch drives the transitions (the node's own autostart parameter is false there)."""
+    require_tools("launch_ros", "ros2launch")
+    launch = ros2_process(["launch", "aiv_verifier", "verifier.launch.py", "namespace:=driven"], "driven")
+    ros2_until(
+        ("lifecycle", "get", "/driven/verifier"),
+        lambda out: "active [3]" in out,
+        "the launched verifier active",
+    )
+    assert "False" in ros2("param", "get", "/driven/verifier", "autostart").stdout
+    assert launch.stop() == 0, launch.output()
 
 
 def test_the_verifier_launch_file_leaves_it_unconfigured_with_autostart_false(ros2_process) -> None:

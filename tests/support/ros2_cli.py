@@ -37,6 +37,10 @@ DAEMON_VERBS = {
     ("topic", "info"),
     ("topic", "echo"),
     ("service", "list"),
+    ("lifecycle", "nodes"),
+    ("lifecycle", "get"),
+    ("lifecycle", "list"),
+    ("lifecycle", "set"),
 }
 #: Verbs that look one node up and take --timeout to wait for it (without the daemon, discovery takes a moment).
 NODE_TIMEOUT_VERBS = {("param", "describe"), ("param", "get"), ("param", "set"), ("param", "dump")}

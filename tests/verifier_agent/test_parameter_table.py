@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from aiv_common.setting_fields import setting
 from aiv_common.setting_tree import dataclass_from_mapping, flatten_defaults, nested_config, setting_specs
-from aiv_verifier.detector_node import detector_node_parameters
+from aiv_verifier.detector_parameters import detector_node_parameters
 from aiv_verifier.verifier_parameters import (
     VerifierConfig,
     config_parameter_defaults,

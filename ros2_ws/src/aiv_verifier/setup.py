@@ -26,8 +26,8 @@ setup(
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
-            "verifier = aiv_verifier.verifier_node:main",
-            "detector_node = aiv_verifier.detector_node:main",
+            "verifier = aiv_verifier.entry:verifier",
+            "detector_node = aiv_verifier.entry:detector",
         ],
     },
 )

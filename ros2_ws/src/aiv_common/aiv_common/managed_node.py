@@ -14,7 +14,9 @@ the node has read its parameters, so changing one would be silently ignored: the
 - :func:`declare_autostart` / :func:`autostart`: ``autostart`` (default true) makes a node configure and
   activate itself, for ``ros2 run`` and for the evaluator that spawns verifiers without a lifecycle manager.
 - :func:`released_memory`: a cleanup gives its memory back and says how much (process RSS before and after).
-- :func:`stop_on_signals`: SIGINT / SIGTERM set an event the node's ``main`` loop watches.
+
+SIGINT and SIGTERM are not handled here: every node of the project, managed or not, takes them through
+:mod:`aiv_common.stop_signals`.
 """
 
 from __future__ import annotations
@@ -23,8 +25,6 @@ import contextlib
 import ctypes
 import ctypes.util
 import gc
-import signal
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
@@ -231,11 +231,3 @@ def _malloc_trim() -> None:
         return
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(name).malloc_trim(0)
-
-
-def stop_on_signals(stop: threading.Event) -> None:
-    """SIGINT and SIGTERM set ``stop`` (checked by the node's ``main`` loop); an ignored signal stays ignored
-    (a supervisor that made its children ignore Ctrl-C, as aiv-eval does, keeps it so)."""
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        if signal.getsignal(signum) is not signal.SIG_IGN:
-            signal.signal(signum, lambda _signum, _frame: stop.set())

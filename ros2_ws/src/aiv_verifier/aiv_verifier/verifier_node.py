@@ -1,12 +1,12 @@
 """The ``verifier`` node: serves VerifyInstance by driving a MoveToSector server and judging camera frames.
 
-A thin shell around the one episode loop (:func:`~aiv_verifier.agent.episode_loop.run_episode`): per request it
-starts a :class:`~aiv_verifier.agent.verification_session.VerificationSession` from the goal and a
-:class:`~aiv_verifier.ros_port.RosEpisodePort` (camera frames in, MoveToSector goals out, feedback per step),
-runs the loop and turns its trace into a Verdict. Backends are built at configure from parameters
-(``config/verifier.yaml``). During a request every failure that is not the agent's answer — a goal that makes no sense, a
-move or frame that never comes, an undecodable image, a backend exception — ends the request with
-``DECISION_FAILED`` and a reason, never with a silent NO, and the node keeps serving.
+A thin shell around the one episode loop: this module holds the node's lifecycle transitions and its process
+(:func:`main`); serving a request is :mod:`~aiv_verifier.verifier_requests`, reading the camera
+:mod:`~aiv_verifier.camera_inputs`, the diagnostics :mod:`~aiv_verifier.verifier_diagnostics`. Backends are built
+at configure from parameters (``config/verifier.yaml``). During a request every failure that is not the agent's
+answer — a goal that makes no sense, a move or frame that never comes, an undecodable image, a backend
+exception — ends the request with ``DECISION_FAILED`` and a reason, never with a silent NO, and the node keeps
+serving.
 
 Lifecycle: a managed node (``ros2 lifecycle``). Unconfigured it only holds its parameters, which may be
 corrected (``ros2 param set``); configure checks them and builds the backends (a failure leaves it unconfigured
@@ -38,65 +38,44 @@ import os
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
 import rclpy
 from aiv_common.action_waits import RenewableActionClient
-from aiv_common.image_conversion import ImageConversionError, imgmsg_to_rgb, numpy_to_imgmsg
 from aiv_common.managed_node import (
     EntityScope,
     ParameterGate,
     autostart,
     declare_autostart,
     released_memory,
-    stop_on_signals,
 )
 from aiv_common.parameter_spec import ParameterError
 from aiv_common.parameters import start_node
 from aiv_common.qos import VERIFY_REQUEST_QOS
-from aiv_common.stamps import stamp_to_nanoseconds
+from aiv_common.stop_signals import install_stop_handlers
 from aiv_interfaces.action import MoveToSector, VerifyInstance
-from aiv_interfaces.msg import GroundTruthView, StepReport, Verdict
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from aiv_interfaces.msg import StepReport, Verdict
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import Executor, ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
-from sensor_msgs.msg import CameraInfo, CompressedImage, Image
+from sensor_msgs.msg import Image
 
-from .agent.episode_loop import run_episode
-from .agent.factory import AgentFactory, ConfigError, GoalOverrides
-from .agent.steps import ViewFrame
-from .agent.trace import summarize
-from .camera_model import LatestCamera, camera_from_info
-from .compressed_image import compressed_to_rgb
-from .debug_view import compose_debug_view
+from .agent.factory import AgentFactory, ConfigError
+from .camera_inputs import CameraInputs
+from .camera_model import LatestCamera
 from .detection.base import BoxMode
 from .detections_input import DetectionsInput
-from .frame_cache import NANOS_PER_SECOND, FrameCache, StampAhead
-from .ros_messages import (
-    cancelled_verdict,
-    failure_verdict,
-    published_request,
-    verdict_message,
-)
-from .ros_port import FrameSource, MoveChannel, RosEpisodePort
-from .service_stats import ServiceStats, add_stage_times
+from .frame_cache import NANOS_PER_SECOND, FrameCache
+from .service_stats import ServiceStats
 from .verification.base import VerifierError
-from .verifier_parameters import (
-    FRAME_QOS,
-    goal_problem,
-    node_settings,
-    parse_height_levels,
-    verifier_parameters,
-)
-
-#: A frame's stamp-to-arrival time above this is not a transport time (a bag's or a simulated clock's stamp).
-ARRIVAL_PLAUSIBLE_S = 60.0
+from .verifier_diagnostics import verifier_diagnostics
+from .verifier_parameters import FRAME_QOS, node_settings, parse_height_levels, verifier_parameters
+from .verifier_requests import RequestServer, RequestSetup, ServingState
 
 
 class VerifierNode(LifecycleNode):
@@ -113,13 +92,8 @@ class VerifierNode(LifecycleNode):
         self._autostarting = False
         start = declare_autostart(self)
         self.parameters = ParameterGate(self, verifier_parameters())
-        self._busy = threading.Lock()
-        # Set on SIGINT / SIGTERM: a request under way cancels its move (the base stops) and ends at once.
-        self._stopping = threading.Event()
-        # Set while the node does not serve (unconfigured or inactive): a request under way ends as above, and
-        # new goals are refused with the reason.
-        self._inactive = threading.Event()
-        self._inactive.set()
+        #: Whether the node serves and whether a request is under way (the transitions flip it).
+        self.serving = ServingState()
         #: Set by the shutdown transition (``ros2 lifecycle set verifier shutdown`` included): ``main`` then ends.
         self.finalized = threading.Event()
         self.stats = ServiceStats()
@@ -127,7 +101,6 @@ class VerifierNode(LifecycleNode):
         self.detections: DetectionsInput | None = None
         self.frames = FrameCache(1)
         self.camera = LatestCamera()
-        self._camera_problem = ""  # the last CameraInfo's problem, warned about once until it changes
         self._configured: EntityScope | None = None
         self._activated: EntityScope | None = None
         self.goal_node: Node | None = None
@@ -137,8 +110,6 @@ class VerifierNode(LifecycleNode):
                 autostart(self)
             finally:
                 self._autostarting = False
-
-    # -- lifecycle ------------------------------------------------------------------------------------------
 
     @property
     def goal_executor(self) -> MultiThreadedExecutor:
@@ -171,33 +142,55 @@ class VerifierNode(LifecycleNode):
     def _configure(self) -> None:
         settings = node_settings(self.parameters.values())
         wiring = self.wiring = settings.wiring
-        self.height_levels = parse_height_levels(wiring.height_levels)
-        self.limits = settings.limits
         self.frame_qos = settings.frame_qos.to_profile(where=FRAME_QOS)
-        self.factory = AgentFactory.from_config(settings.factory_config)
-        self.need_ground_truth = self.factory.needs_privileged_view
-        self.need_detections = self.factory.settings.bbox_mode is BoxMode.DETECTIONS
+        factory = self.factory = AgentFactory.from_config(settings.factory_config)
+        self.need_ground_truth = factory.needs_privileged_view
+        self.need_detections = factory.settings.bbox_mode is BoxMode.DETECTIONS
         self.frames = FrameCache(
             wiring.frame_cache_size,
             clock_ns=self._clock_ns,
-            max_ahead_ns=max(1, round(self.wiring.max_stamp_ahead_s * NANOS_PER_SECOND)),
+            max_ahead_ns=max(1, round(wiring.max_stamp_ahead_s * NANOS_PER_SECOND)),
         )
         self.frames.interrupt("the verifier is not active")
         self.camera = LatestCamera()
+        self.inputs = CameraInputs(
+            self.frames, self.camera, self.stats, self.get_logger(), wiring.max_stamp_ahead_s
+        )
         # Plain publishers for what a request publishes (its steps, its verdict): the verdict of a request that a
         # deactivation ends is published after the node left the active state, and a recorder must get it. The
         # debug image only serves a person watching an active node: a lifecycle publisher.
-        self.verdict_pub = self.create_publisher(Verdict, wiring.verdict_topic, 10)
+        verdict_pub = self.create_publisher(Verdict, wiring.verdict_topic, 10)
         # What a session recorder needs besides the camera: the request (latched, so a recorder that joins
         # late still gets the one being served) and every step with its move and outcome.
-        self.request_pub = self.create_publisher(
+        request_pub = self.create_publisher(
             VerifyInstance.Goal, wiring.request_topic, VERIFY_REQUEST_QOS.to_profile()
         )
-        self.step_pub = self.create_publisher(StepReport, wiring.step_topic, 50)
-        self.debug_pub = self.create_lifecycle_publisher(Image, wiring.debug_image_topic, 1)
+        step_pub = self.create_publisher(StepReport, wiring.step_topic, 50)
+        debug_pub = self.create_lifecycle_publisher(Image, wiring.debug_image_topic, 1)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.move_client = RenewableActionClient(self, MoveToSector, wiring.move_action)
         self.create_timer(1.0, self.publish_diagnostics)
+        self.requests = RequestServer(
+            self,
+            RequestSetup(
+                factory=factory,
+                wiring=wiring,
+                limits=settings.limits,
+                height_levels=parse_height_levels(wiring.height_levels),
+                need_ground_truth=self.need_ground_truth,
+                need_detections=self.need_detections,
+                frames=self.frames,
+                camera=self.camera,
+                move_client=self.move_client,
+                verdict_pub=verdict_pub,
+                request_pub=request_pub,
+                step_pub=step_pub,
+                debug_pub=debug_pub,
+            ),
+            self.serving,
+            self.stats,
+            lambda: self.detections,
+        )
         # Goals are served by a second node on an executor of its own. An episode blocks its thread (it waits
         # for moves and frames), so everything it waits for -- frames, move results -- is handled by this node
         # on a single-threaded executor. (With one MultiThreadedExecutor for all of it, rclpy hands a ready
@@ -215,7 +208,7 @@ class VerifierNode(LifecycleNode):
             goal_node,
             VerifyInstance,
             wiring.verify_action,
-            execute_callback=self.execute,
+            execute_callback=self.requests.execute,
             goal_callback=lambda _goal: GoalResponse.ACCEPT,
             cancel_callback=lambda _goal: CancelResponse.ACCEPT,
             callback_group=ReentrantCallbackGroup(),  # a cancel request is handled while the goal runs
@@ -229,22 +222,9 @@ class VerifierNode(LifecycleNode):
         scope = EntityScope(self)
         wiring = self.wiring
         try:
-            if wiring.image_transport == "compressed":
-                self.create_subscription(
-                    CompressedImage, wiring.image_topic, self.on_compressed_image, self.frame_qos
-                )
-            else:
-                self.create_subscription(Image, wiring.image_topic, self.on_image, self.frame_qos)
-            if wiring.camera_info_topic:
-                self.create_subscription(
-                    CameraInfo, wiring.camera_info_topic, self.on_camera_info, self.frame_qos
-                )
-            if self.need_ground_truth:
-                self.create_subscription(
-                    GroundTruthView, wiring.ground_truth_topic, self.on_ground_truth, self.frame_qos
-                )
+            self.inputs.subscribe(self, wiring, self.frame_qos, self.need_ground_truth)
             self.detections = (
-                DetectionsInput(self, wiring, self.frames, self.camera, self._note_bad_message)
+                DetectionsInput(self, wiring, self.frames, self.camera, self.inputs.note_bad_message)
                 if self.need_detections
                 else None
             )
@@ -252,7 +232,7 @@ class VerifierNode(LifecycleNode):
             return self._refuse_transition(scope, "activate", str(error))
         self._activated = scope
         self.frames.resume()
-        self._inactive.clear()
+        self.serving.inactive.clear()
         self.transition_problem = ""
         self.get_logger().info(f"verifier active: serving {wiring.verify_action}")
         return super().on_activate(state)
@@ -282,15 +262,24 @@ class VerifierNode(LifecycleNode):
 
     def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
         """From any state: stop serving (a request under way ends as on deactivate) and drop everything."""
-        self._stopping.set()
+        self.serving.stopping.set()
         self._stop_serving("the verifier shut down")
         if self.wait_idle(0.0):
             self._release()
         self.finalized.set()
         return TransitionCallbackReturn.SUCCESS
 
+    def begin_shutdown(self) -> None:
+        """Stop serving: a request under way cancels its move and ends now (called on SIGINT / SIGTERM)."""
+        self.serving.stopping.set()
+        self._stop_serving("the verifier shut down")
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Whether no request is being served, waiting up to ``timeout_s`` for the one under way to end."""
+        return self.serving.wait_idle(timeout_s)
+
     def _stop_serving(self, reason: str) -> None:
-        self._inactive.set()
+        self.serving.inactive.set()
         self.frames.interrupt(reason)
         if self._activated is not None:
             self._activated.close()
@@ -323,277 +312,25 @@ class VerifierNode(LifecycleNode):
             self.get_logger().error(f"{transition} failed: {problem}")
         return TransitionCallbackReturn.FAILURE
 
-    # -- topics ---------------------------------------------------------------------------------------------
-
-    def on_image(self, message: Image) -> None:
-        self._put_frame(message, imgmsg_to_rgb)
-
-    def on_compressed_image(self, message: CompressedImage) -> None:
-        self._put_frame(message, lambda compressed: compressed_to_rgb(compressed.format, compressed.data))
-
-    def _put_frame(self, message: Image | CompressedImage, decode: Callable[[Any], Any]) -> None:
-        """Decode a camera message once and file it by stamp (an undecodable one is filed with its error).
-
-        The decode time and how long the message took from its stamp to here (on the wall clock, the one the
-        simulator stamps with; 0 when the stamp is not from it, e.g. a bag's) go with the frame into the
-        request's ``ros.*`` timings, so the cost of the ROS path is measured where it is paid."""
-        reached = time.time_ns()
-        stamp = stamp_to_nanoseconds(message.header.stamp)
-        arrival_s = (reached - stamp) / 1e9
-        if not 0.0 <= arrival_s < ARRIVAL_PLAUSIBLE_S:
-            arrival_s = 0.0
-        try:
-            started = time.perf_counter()
-            image = decode(message)
-            ahead = self.frames.put_image(
-                stamp, image, decode_s=time.perf_counter() - started, arrival_s=arrival_s
-            )
-        except (ImageConversionError, ValueError) as error:
-            self._note_bad_message(f"image at {stamp} ns: {error}")
-            ahead = self.frames.put_image(stamp, None, error=str(error))
-        if ahead is not None:
-            self._note_stamp_ahead(ahead)
-
     def _clock_ns(self) -> int | None:
         """This node's ROS time; None before a simulated clock (use_sim_time) has ticked."""
         now = self.get_clock().now().nanoseconds
         return now if now > 0 else None
 
-    def _note_stamp_ahead(self, ahead: StampAhead) -> None:
-        """Count an image stamped too far ahead of the clock; warn at most once per period, with the count."""
-        count = self.stats.stamp_ahead()
-        if count is not None:
-            self.get_logger().warning(
-                f"image stamped {ahead.stamp_ns} ns is {ahead.ahead_s:.3f} s ahead of this node's clock "
-                f"(max_stamp_ahead_s = {self.wiring.max_stamp_ahead_s:g}; {count} such image(s) since the last "
-                "warning): it is kept for a request that names its stamp but never taken as the newest frame; "
-                "check the camera's clock, or use_sim_time when replaying a bag"
-            )
-
-    def on_camera_info(self, message: CameraInfo) -> None:
-        """Keep the newest usable calibration; a bad one is counted and warned about, the previous one stays."""
-        try:
-            camera = camera_from_info(
-                message.width,
-                message.height,
-                list(message.k),
-                message.binning_x,
-                message.binning_y,
-                message.roi.width,
-                message.roi.height,
-            )
-        except ValueError as error:
-            # A driver without calibration sends the same bad CameraInfo with every frame: each one is counted,
-            # the warning is logged once per different problem.
-            text = f"camera_info at {stamp_to_nanoseconds(message.header.stamp)} ns: {error}"
-            self._note_bad_message(text, warn=str(error) != self._camera_problem)
-            self._camera_problem = str(error)
-            return
-        self._camera_problem = ""
-        if camera != self.camera.get():
-            self.get_logger().info(f"camera calibration: {camera.describe()}")
-        self.camera.put(camera)
-
-    def on_ground_truth(self, message: GroundTruthView) -> None:
-        self.frames.put_ground_truth(stamp_to_nanoseconds(message.header.stamp), message)
-
-    def _note_bad_message(self, text: str, warn: bool = True) -> None:
-        self.stats.bad_message(text)
-        if warn:
-            self.get_logger().warning(text)
-
-    # -- VerifyInstance -------------------------------------------------------------------------------------
-
-    def execute(self, goal_handle) -> VerifyInstance.Result:
-        goal: VerifyInstance.Goal = goal_handle.request
-        request_id = goal.request_id or uuid.uuid4().hex[:12]
-        problem = goal_problem(goal, self.limits)
-        if problem is None and self._inactive.is_set():
-            problem = "the verifier is not active (its lifecycle state is not 'active'); activate it first"
-        if problem is None and not self._busy.acquire(blocking=False):
-            problem = "busy: another verification request is being served"
-        elif problem is None:
-            try:
-                return self._serve(goal_handle, goal, request_id)
-            finally:
-                self._busy.release()
-        self.get_logger().warning(f"request {request_id} refused: {problem}")
-        return self._finish_failed(goal_handle, failure_verdict(request_id, "rejected", problem, self._now()))
-
-    def _serve(self, goal_handle, goal: VerifyInstance.Goal, request_id: str) -> VerifyInstance.Result:
-        started = time.perf_counter()
-        budget = int(goal.step_budget) or self.limits.default_step_budget
-        episode_key = goal.episode_key or request_id
-        overrides = GoalOverrides(query_mode=goal.query_mode, nbv=goal.nbv_strategy, fusion=goal.fusion)
-        factory = self.factory
-        if factory is None or self._inactive.is_set():  # deactivated between the check and taking the lock
-            reason = "the verifier is not active (its lifecycle state is not 'active'); activate it first"
-            return self._finish_failed(
-                goal_handle, failure_verdict(request_id, "rejected", reason, self._now())
-            )
-        try:
-            session = factory.new_session(
-                tuple(goal.descriptions),
-                episode_key=episode_key,
-                max_steps=budget,
-                category_hint=goal.category_hint,
-                overrides=overrides,
-            )
-        except (ValueError, ConfigError) as error:
-            return self._finish_failed(
-                goal_handle, failure_verdict(request_id, "rejected", str(error), self._now())
-            )
-        for note in session.query.notes:  # served as asked, but said (also in the Verdict's notes)
-            self.get_logger().warning(f"request {request_id}: {note}")
-
-        self.request_pub.publish(published_request(goal, request_id, episode_key))
-        port = RosEpisodePort(
-            FrameSource(
-                self.frames,
-                self.wiring.frame_timeout_s,
-                self.need_ground_truth,
-                self.need_detections,
-                detections_timeout_s=self.wiring.detections_timeout_s,
-                detections_query=self.detections.ask(session.query.category) if self.detections else None,
-                window_s=self.wiring.frame_stamp_window_s,
-                camera=self.camera,
-                levels=self.height_levels,
-            ),
-            MoveChannel(
-                self,
-                self.move_client,
-                self.wiring.move_action,
-                self.wiring.move_server_wait_s,
-                self.wiring.move_timeout_s,
-            ),
-            goal_handle,
-            publish_debug=self._publish_debug,
-            publish_step=self.step_pub.publish,
-            stopping=self._inactive.is_set,  # shutting down or deactivated: cancel the move, end now
-        )
-        trace = run_episode(
-            session,
-            port,
-            episode_key=episode_key,
-            budget=budget,
-            start_stamp=stamp_to_nanoseconds(goal.start_stamp) or None,
-            start_sector=int(goal.start_sector) if goal.start_sector >= 0 else 0,
-            on_step=port.report_step,
-        )
-
-        if trace.cancelled or (trace.failed and self._inactive.is_set()):
-            # A wait the deactivation or shutdown interrupted fails the episode, as a cancel does.
-            return self._finish_cancelled(goal_handle, request_id, trace.failure_reason, port, session)
-        # The ROS path's own stages travel in the Verdict's timings beside the agent's.
-        add_stage_times(session.clock, port.clock)
-        summary = summarize(session, trace)
-        last_rows = session.steps[-1].attributes if session.steps else ()
-        verdict = verdict_message(
-            summary,
-            request_id=request_id,
-            query_mode=session.query.mode.value,
-            category=session.query.category,
-            attributes=last_rows,
-            elapsed_s=time.perf_counter() - started,
-            clock=session.clock,
-            transcript=port.reports,
-            stamp=self._now(),
-            notes=session.query.notes,
-        )
-        self._record(verdict, session)
-        if trace.failed:
-            self.get_logger().error(f"request {request_id} failed: {trace.failure_reason}")
-            goal_handle.abort()
-        else:
-            goal_handle.succeed()
-        return VerifyInstance.Result(verdict=verdict)
-
-    def _finish_cancelled(
-        self, goal_handle, request_id: str, reason: str, port: RosEpisodePort, session
-    ) -> VerifyInstance.Result:
-        """End a request its client cancelled (or that a shutdown interrupted): no answer, but the steps taken.
-
-        The move under way, if any, was already cancelled by the port, so the base is stopping by now.
-        """
-        interrupted = self._inactive.is_set() and not goal_handle.is_cancel_requested
-        if interrupted:
-            why = "shut down" if self._stopping.is_set() else "was deactivated"
-            reason = f"the verifier {why} during the request ({reason})"
-            self.get_logger().warning(f"request {request_id} ended: {reason}")
-        verdict = cancelled_verdict(request_id, reason, self._now(), port.reports)
-        self._record(verdict, session)
-        if interrupted:
-            goal_handle.abort()
-        else:
-            goal_handle.canceled()
-        return VerifyInstance.Result(verdict=verdict)
-
-    def begin_shutdown(self) -> None:
-        """Stop serving: a request under way cancels its move and ends now (called on SIGINT / SIGTERM)."""
-        self._stopping.set()
-        self._stop_serving("the verifier shut down")
-
-    def wait_idle(self, timeout_s: float) -> bool:
-        """Whether no request is being served, waiting up to ``timeout_s`` for the one under way to end."""
-        if not self._busy.acquire(timeout=timeout_s):
-            return False
-        self._busy.release()
-        return True
-
-    def _finish_failed(self, goal_handle, verdict: Verdict) -> VerifyInstance.Result:
-        self._record(verdict, None)
-        goal_handle.abort()
-        return VerifyInstance.Result(verdict=verdict)
-
-    def _record(self, verdict: Verdict, session) -> None:
-        self.verdict_pub.publish(verdict)
-        failed = verdict.decision == Verdict.DECISION_FAILED
-        self.stats.request_ended(
-            failed, verdict.failure_reason, session.clock if session is not None else None
-        )
-
-    def _publish_debug(self, frame: ViewFrame, step) -> None:
-        if not self.wiring.publish_debug_image or self.debug_pub.get_subscription_count() == 0:
-            return
-        headline = f"step {step.step} sector {step.sector} c={step.crop.confidence:.2f} -> " + (
-            step.decision.value if step.stopped else f"move {step.move.direction if step.move else ''}"
-        )
-        picture = compose_debug_view(frame.image, step.crop.box, step.crop.image, step.attributes, headline)
-        message = numpy_to_imgmsg(picture, "rgb8")
-        message.header.stamp = self._now()
-        self.debug_pub.publish(message)
-
-    def _now(self):
-        return self.get_clock().now().to_msg()
-
-    # -- diagnostics ----------------------------------------------------------------------------------------
-
     def publish_diagnostics(self) -> None:
         if self.factory is None:
             return
-        troubles, summary, counted = self.stats.diagnostics()
-        camera = self.camera.get()
-        values = [
-            ("lifecycle_state", "inactive" if self._inactive.is_set() else "active"),
-            *self.factory.diagnostic_values(),
-            *counted,
-            # Where pixels become metres (the classical size cue): the camera's calibration, else the parameter.
-            ("camera", camera.describe() if camera else "no camera_info"),
-            # Moves whose goal the move server never answered and that went on with a fresh client.
-            ("move_client_renewals", str(self.move_client.renewals)),
-        ]
-        if self.detections is not None:
-            values += self.detections.diagnostic_values()
-        status = DiagnosticStatus(
-            level=DiagnosticStatus.WARN if troubles else DiagnosticStatus.OK,
-            name="verifier: agent",
-            message=summary,
-            hardware_id="verifier",
-            values=[KeyValue(key=key, value=value) for key, value in values],
+        self.diagnostics_pub.publish(
+            verifier_diagnostics(
+                active=not self.serving.inactive.is_set(),
+                factory=self.factory,
+                stats=self.stats,
+                camera=self.camera.get(),
+                move_client_renewals=self.move_client.renewals,
+                detections=self.detections,
+                stamp=self.get_clock().now().to_msg(),
+            )
         )
-        array = DiagnosticArray(status=[status])
-        array.header.stamp = self._now()
-        self.diagnostics_pub.publish(array)
 
 
 #: How long a shutdown lets the request under way cancel its move and end (within the 5 s a supervisor allows).
@@ -605,16 +342,19 @@ RESULT_SETTLE_S = 0.5
 def main(args: list[str] | None = None) -> int:
     """Run the verifier until SIGINT / SIGTERM; exit code 0, or 2 when ``autostart`` finds bad configuration.
 
-    SIGINT and SIGTERM are handled here, not by rclpy (which would shut the context down at once): a request
-    under way must first cancel its move so that the base stops, and that needs a live context. The shutdown
+    SIGINT and SIGTERM are a request to stop (:mod:`aiv_common.stop_signals`; later signals are ignored), not
+    rclpy's (which would shut the context down at once): a request under way must first cancel its move so that
+    the base stops, and that needs a live context. This loop is the node's own rather than
+    :func:`~aiv_common.stop_signals.spin_until_stopped` because it serves two executors. The shutdown
     never blocks on the goal thread: rclpy's ``MultiThreadedExecutor.shutdown(timeout_sec)`` does not honour
     its timeout (it joins its thread pool, i.e. waits for the running goal, however long), and while this
     thread waited there nobody delivered the move and frame results that goal waited for, so it ran on to its
     own timeouts and a supervisor's SIGKILL. Instead every wait of a request is interrupted (moves cancelled,
     frame waits ended), this thread keeps spinning until the request has ended, and the pool is let go.
     """
-    stop = threading.Event()
-    stop_on_signals(stop)  # before the node exists: a signal while it is built is honoured, not fatal
+    stop = (
+        install_stop_handlers()
+    )  # before the node exists: a signal while it is built is honoured, not fatal
 
     def make_node() -> VerifierNode:
         return VerifierNode(
@@ -631,8 +371,8 @@ def main(args: list[str] | None = None) -> int:
     goal_thread.start()
     ended = True
     try:
-        # Short waits so the signal handler (which runs between Python instructions) is seen within 0.2 s.
-        while not stop.is_set() and not node.finalized.is_set() and rclpy.ok():
+        # Short waits, so a stop request (set by the signal handler or its relay thread) is seen within 0.2 s.
+        while not stop.requested and not node.finalized.is_set() and rclpy.ok():
             io_executor.spin_once(timeout_sec=0.2)
         busy = not node.wait_idle(0.0)
         node.begin_shutdown()

@@ -29,7 +29,7 @@ from launch.conditions import IfCondition
 from launch.event_handlers import OnProcessExit
 from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
+from launch_ros.actions import LifecycleNode, Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
@@ -86,10 +86,13 @@ def generate_launch_description() -> LaunchDescription:
         respawn=True,
         respawn_delay=1.0,
     )
-    verifier = Node(
+    # Respawned, so it takes itself to active (its autostart parameter), as in offline_eval.launch.py: launch's
+    # configure request for a respawned node reaches the killed process's service and is never answered.
+    verifier = LifecycleNode(
         package="aiv_verifier",
         executable="verifier",
         name="verifier",
+        namespace="",
         output="screen",
         parameters=[
             params_file,

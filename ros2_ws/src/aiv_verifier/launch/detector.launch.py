@@ -11,15 +11,16 @@ the query per request (its ``detection_query_topic`` and this node's ``query_top
 ``detector/query``); ``query`` is only what is detected before the first request. The model
 directory must hold a downloaded checkpoint: nothing is fetched at run time (docs/models.md).
 
-The detector is a managed (lifecycle) node that takes itself to active (its ``autostart`` parameter);
-``autostart:=false`` leaves it unconfigured, without the model in memory, for a lifecycle manager
-(``ros2 lifecycle set /detector configure``, then ``activate``). docs/verifier.md, "Lifecycle".
+The detector is a managed (lifecycle) node, started as launch_ros' ``LifecycleNode``: launch configures
+(loads the model) and activates it once its process is up; ``autostart:=false`` leaves it unconfigured, without
+the model in memory, for a lifecycle manager (``ros2 lifecycle set /detector configure``, then ``activate``).
+docs/verifier.md, "Lifecycle".
 """
 
+from aiv_common.lifecycle_launch import CleanStopLifecycleNode, activate_when_started
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 
@@ -44,11 +45,11 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument(
             "autostart",
             default_value="true",
-            description="configure and activate the detector at start; false: leave it unconfigured (a managed node) "
-            "for a lifecycle manager or `ros2 lifecycle set`",
+            description="launch configures and activates the detector once it is up; false: leave it unconfigured "
+            "(a managed node) for a lifecycle manager or `ros2 lifecycle set`",
         ),
     ]
-    detector = Node(
+    detector = CleanStopLifecycleNode(
         package="aiv_verifier",
         executable="detector_node",
         name="detector",
@@ -61,7 +62,7 @@ def generate_launch_description() -> LaunchDescription:
                 "detector.device": LaunchConfiguration("device"),
                 "query": LaunchConfiguration("query"),
                 "use_sim_time": LaunchConfiguration("use_sim_time"),
-                "autostart": LaunchConfiguration("autostart"),
+                "autostart": False,
             },
         ],
         remappings=[
@@ -69,4 +70,6 @@ def generate_launch_description() -> LaunchDescription:
             ("detections", LaunchConfiguration("detections")),
         ],
     )
-    return LaunchDescription([*arguments, detector])
+    return LaunchDescription(
+        [*arguments, detector, *activate_when_started(detector, LaunchConfiguration("autostart"))]
+    )

@@ -26,7 +26,7 @@ from launch.actions import DeclareLaunchArgument, EmitEvent, OpaqueFunction, Reg
 from launch.event_handlers import OnProcessExit
 from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
+from launch_ros.actions import LifecycleNode, Node
 from launch_ros.substitutions import FindPackageShare
 
 #: The pair count `pairs:=` accepts (one evaluator drives them all).
@@ -58,7 +58,11 @@ def _flag(context: LaunchContext, name: str) -> bool:
 
 
 def _pair(pair_namespace: str, params_file: str) -> list:
-    """One simulator + verifier pair in ``pair_namespace``, each restarted when it dies."""
+    """One simulator + verifier pair in ``pair_namespace``, each restarted when it dies.
+
+    The verifier is a managed node that takes itself to active (its ``autostart`` parameter, default true), not
+    one that launch drives (``aiv_common.lifecycle_launch``): a respawned node's ``configure`` request from
+    launch goes to the killed process's service, which the graph still lists, and is never answered."""
     simulator = Node(
         package="aiv_offline_sim",
         executable="offline_sim",
@@ -69,7 +73,7 @@ def _pair(pair_namespace: str, params_file: str) -> list:
         respawn=True,
         respawn_delay=1.0,
     )
-    verifier = Node(
+    verifier = LifecycleNode(
         package="aiv_verifier",
         executable="verifier",
         name="verifier",

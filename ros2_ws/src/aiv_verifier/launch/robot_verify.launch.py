@@ -22,10 +22,12 @@ Camera height levels (``up`` / ``down``): the adapter moves a torso / mast throu
 stand-in's torso: levels -1, 0, 1); the verifier plans such moves when its ``height_levels`` names the same levels
 (e.g. ``'-1,0,1'`` in your params file). docs/robot.md, "Camera height levels".
 
-The verifier is a managed (lifecycle) node that takes itself to active; ``autostart:=false`` leaves it
-unconfigured for a lifecycle manager (docs/verifier.md, "Lifecycle"). The adapter and the stand-in are plain nodes.
+The verifier is a managed (lifecycle) node, started as launch_ros' ``LifecycleNode``: launch configures and
+activates it once its process is up; ``autostart:=false`` leaves it unconfigured for a lifecycle manager
+(docs/verifier.md, "Lifecycle"). The adapter and the stand-in are plain nodes.
 """
 
+from aiv_common.lifecycle_launch import CleanStopLifecycleNode, activate_when_started
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
@@ -46,16 +48,16 @@ def _nodes(context):
     transport = LaunchConfiguration("image_transport").perform(context)
     transport_override = {"image_transport": transport} if transport else {}
     use_sim_time = {"use_sim_time": LaunchConfiguration("use_sim_time")}
-    autostart = {"autostart": LaunchConfiguration("autostart")}
-    verifier = Node(
+    verifier = CleanStopLifecycleNode(
         package="aiv_verifier",
         executable="verifier",
         name="verifier",
+        namespace="",
         output="screen",
         parameters=[
             PathJoinSubstitution([FindPackageShare("aiv_verifier"), "config", "verifier.yaml"]),
             params_file,
-            {**transport_override, **use_sim_time, **autostart},
+            {**transport_override, **use_sim_time, "autostart": False},
         ],
         remappings=[
             ("camera/image_raw", image),
@@ -79,7 +81,7 @@ def _nodes(context):
             ("move_to_sector", LaunchConfiguration("move_action")),
         ],
     )
-    nodes = [verifier, adapter]
+    nodes = [verifier, *activate_when_started(verifier, LaunchConfiguration("autostart")), adapter]
     if standin:
         nodes.append(
             Node(
@@ -130,8 +132,8 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument(
             "autostart",
             default_value="true",
-            description="configure and activate the verifier at start; false: leave it unconfigured (a managed node) "
-            "for a lifecycle manager or `ros2 lifecycle set`",
+            description="launch configures and activates the verifier once it is up; false: leave it unconfigured "
+            "(a managed node) for a lifecycle manager or `ros2 lifecycle set`",
         ),
     ]
     return LaunchDescription([*arguments, OpaqueFunction(function=_nodes)])

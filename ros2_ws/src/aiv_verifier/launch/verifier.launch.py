@@ -11,15 +11,16 @@ arguments, and so is the MoveToSector client; the VerifyInstance server's name i
 (in the params file), because the goal server runs on a companion node (``verifier_goals``) that takes no
 command-line remappings. Nothing here needs the simulator, the synthetic generator or the evaluation packages.
 
-The verifier is a managed (lifecycle) node that takes itself to active (its ``autostart`` parameter);
-``autostart:=false`` leaves it unconfigured for a lifecycle manager (``ros2 lifecycle set /verifier configure``,
-then ``activate``). docs/verifier.md, "Lifecycle".
+The verifier is a managed (lifecycle) node, started as launch_ros' ``LifecycleNode``: launch configures and
+activates it once its process is up (``ros2 lifecycle`` sees the transitions); ``autostart:=false`` leaves it
+unconfigured for a lifecycle manager (``ros2 lifecycle set /verifier configure``, then ``activate``).
+docs/verifier.md, "Lifecycle".
 """
 
+from aiv_common.lifecycle_launch import CleanStopLifecycleNode, activate_when_started
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 
@@ -54,11 +55,11 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument(
             "autostart",
             default_value="true",
-            description="configure and activate the verifier at start; false: leave it unconfigured (a managed node) "
-            "for a lifecycle manager or `ros2 lifecycle set`",
+            description="launch configures and activates the verifier once it is up; false: leave it unconfigured "
+            "(a managed node) for a lifecycle manager or `ros2 lifecycle set`",
         ),
     ]
-    verifier = Node(
+    verifier = CleanStopLifecycleNode(
         package="aiv_verifier",
         executable="verifier",
         name="verifier",
@@ -66,10 +67,7 @@ def generate_launch_description() -> LaunchDescription:
         output="screen",
         parameters=[
             LaunchConfiguration("params_file"),
-            {
-                "use_sim_time": LaunchConfiguration("use_sim_time"),
-                "autostart": LaunchConfiguration("autostart"),
-            },
+            {"use_sim_time": LaunchConfiguration("use_sim_time"), "autostart": False},
         ],
         remappings=[
             ("camera/image_raw", LaunchConfiguration("image")),
@@ -79,4 +77,6 @@ def generate_launch_description() -> LaunchDescription:
             ("move_to_sector", LaunchConfiguration("move_action")),
         ],
     )
-    return LaunchDescription([*arguments, verifier])
+    return LaunchDescription(
+        [*arguments, verifier, *activate_when_started(verifier, LaunchConfiguration("autostart"))]
+    )
