@@ -47,7 +47,7 @@ def _tables() -> list[tuple[str, str, str, Callable[[], Iterable[object]]]]:
         return detector_node_parameters()
 
     def evaluator() -> Iterable[object]:
-        from aiv_eval.evaluator_parameters import EVALUATOR_PARAMETERS
+        from aiv_eval.run.evaluator_parameters import EVALUATOR_PARAMETERS
 
         return EVALUATOR_PARAMETERS
 
@@ -77,7 +77,7 @@ def _tables() -> list[tuple[str, str, str, Callable[[], Iterable[object]]]]:
         ("detector_node", "aiv_verifier/detector_node.py", "aiv_verifier/config/detector.yaml", detector),
         (
             "evaluator",
-            "aiv_eval/evaluator_parameters.py",
+            "aiv_eval/run/evaluator_parameters.py",
             "aiv_verifier/config/offline_eval.yaml (evaluator section)",
             evaluator,
         ),
