@@ -25,8 +25,11 @@ A verifier in ``agent.bbox_mode: detections`` publishes each request's predicted
 Output, each stamped with the frame's header: ``aiv_interfaces/Detection2DArray`` (best score first, label = the
 phrase of the query the box was grounded to, ``query`` = the caption the model ran, so a consumer can tell boxes
 for an earlier query from those for its own), ``vision_msgs/Detection2DArray`` too when vision_msgs is installed,
-and a debug image with the boxes drawn (only while someone subscribes). Bad configuration (a missing or
-incomplete model directory, an unknown parameter) ends start-up with one line and exit code 2.
+and a debug image with the boxes drawn (only while someone subscribes).
+
+Lifecycle (a managed node, see :class:`DetectorNode`): bad configuration (a missing or damaged model directory,
+an unknown parameter) fails configure with one line and leaves the node unconfigured; with ``autostart`` (the
+default: ``ros2 run``, launch) it ends start-up with that line and exit code 2, as before.
 """
 
 from __future__ import annotations
@@ -44,8 +47,16 @@ from typing import Any
 import numpy as np
 import rclpy
 from aiv_common.image_conversion import ImageConversionError, imgmsg_to_rgb, numpy_to_imgmsg
+from aiv_common.managed_node import (
+    EntityScope,
+    ParameterGate,
+    autostart,
+    declare_autostart,
+    released_memory,
+    stop_on_signals,
+)
 from aiv_common.parameter_spec import ParameterError, ParameterSpec
-from aiv_common.parameters import declare_parameter_table, start_node
+from aiv_common.parameters import start_node
 from aiv_common.qos import DETECTION_QUERY_QOS, LATCHED_FRAME, qos_parameter_specs, qos_settings_from
 from aiv_common.setting_fields import setting
 from aiv_common.setting_tree import dataclass_from_mapping, nested_config, setting_specs
@@ -54,7 +65,8 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from PIL import Image as PilImage
 from PIL import ImageDraw
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-from rclpy.node import Node
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import String
 
@@ -69,6 +81,11 @@ from .detection.grounding_dino import (
 )
 from .model_config import DetectorParams
 from .verifier_parameters import FRAME_QOS, IMAGE_TRANSPORTS
+
+#: How long a cleanup waits for a forward under way (grounding-dino-tiny takes up to ~20 s per frame on a CPU).
+WORKER_JOIN_S = 60.0
+#: How long a shutdown waits for it: the model thread is a daemon, the process need not outlive the forward.
+SHUTDOWN_JOIN_S = 1.0
 
 try:  # optional: the interfaces most ROS perception stacks consume; not installed on every machine
     _vision: Any = importlib.import_module("vision_msgs.msg")
@@ -167,6 +184,11 @@ class NewestOnly:
             self._closed = True
             self._condition.notify_all()
 
+    def clear(self) -> None:
+        """Drop every waiting item (not counted as dropped: nobody will ask for them)."""
+        with self._condition:
+            self._items.clear()
+
 
 @dataclass
 class DetectorStats:
@@ -229,59 +251,166 @@ def draw_detections(image: np.ndarray, found: list[PhraseDetection], query: str)
     return np.asarray(picture)
 
 
-class DetectorNode(Node):
-    """See the module docstring. ``detector`` replaces the one the parameters describe (tests inject one)."""
+class DetectorNode(LifecycleNode):
+    """See the module docstring. ``detector`` replaces the one the parameters describe (tests inject one).
+
+    Lifecycle: configure checks the parameters and loads the model (a failure: one logged line, the node stays
+    unconfigured and a corrected parameter may be configured again); activate subscribes to the camera and the
+    query and publishes boxes; deactivate unsubscribes and drops waiting frames (a forward under way finishes,
+    its boxes are not published); cleanup stops the model thread and gives the model's memory back (logged).
+    ``autostart`` (default true) configures and activates the node as it starts (``ros2 run``, launch).
+    """
 
     def __init__(self, detector: GroundingDinoDetector | None = None, **kwargs: Any) -> None:
         super().__init__("detector", **kwargs)
-        values = declare_parameter_table(self, detector_node_parameters())
+        self._injected = detector
+        #: Why the last transition failed (one line): autostart raises it, a lifecycle manager reads the log.
+        self.transition_problem = ""
+        self._autostarting = False
+        start = declare_autostart(self)
+        self.parameters = ParameterGate(self, detector_node_parameters())
+        self.detector: GroundingDinoDetector | None = None
+        self.query = ""
+        self.stats = DetectorStats()
+        self._lock = threading.Lock()
+        self._last_frame: Any = None
+        self._active = threading.Event()
+        self.mailbox = NewestOnly(1)
+        self._worker: threading.Thread | None = None
+        self._configured: EntityScope | None = None
+        self._activated: EntityScope | None = None
+        #: Set by the shutdown transition (``ros2 lifecycle set detector shutdown`` included): ``main`` then ends.
+        self.finalized = threading.Event()
+        if start:
+            self._autostarting = True  # a failure is raised (exit code 2, one line), not logged
+            try:
+                autostart(self)
+            finally:
+                self._autostarting = False
+
+    # -- lifecycle ------------------------------------------------------------------------------------------
+
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        scope = EntityScope(self)
+        try:
+            self._configure()
+        except (ParameterError, ConfigError) as error:
+            return self._refuse(scope, str(error))
+        except Exception as error:  # a model library's own error: still one line
+            self.get_logger().debug(f"configure failed: {error!r}")
+            return self._refuse(scope, f"{type(error).__name__}: {error}")
+        self._configured = scope
+        self.parameters.set_read_only(True)
+        self.transition_problem = ""
+        assert self.detector is not None
+        described = ", ".join(f"{k}={v}" for k, v in self.detector.describe().items())
+        self.get_logger().info(f"detector configured: {described}, query={self.query!r}")
+        return TransitionCallbackReturn.SUCCESS
+
+    def _configure(self) -> None:
+        values = self.parameters.values()
         fields = [field.name for field in dataclasses.fields(DetectorWiring)]
-        wiring = dataclass_from_mapping(DetectorWiring, {name: values[name] for name in fields}, "")
-        frame_qos = qos_settings_from(values, FRAME_QOS).to_profile(where=FRAME_QOS)
+        self.wiring = wiring = dataclass_from_mapping(
+            DetectorWiring, {name: values[name] for name in fields}, ""
+        )
+        self.frame_qos = qos_settings_from(values, FRAME_QOS).to_profile(where=FRAME_QOS)
+        detector = self._injected
         if detector is None:
             config = nested_config({k: v for k, v in values.items() if k.startswith("detector.")})
-            try:
-                built = build_detector(config)
-            except ConfigError as error:
-                raise ParameterError(str(error)) from error
+            built = build_detector(config)
             assert isinstance(built, GroundingDinoDetector)
             detector = built
         self.detector = detector
         self.query = wiring.query
         self.publish_debug = wiring.publish_debug_image
-        self.stats = DetectorStats()
-        self._lock = threading.Lock()
-        self._last_frame: Any = None
         self.max_batch = int(values["detector.max_batch"])
         self.batch_window_s = float(values["detector.batch_window_s"])
         self.mailbox = NewestOnly(self.max_batch)
-
-        self.detections_pub = self.create_publisher(Detection2DArray, wiring.detections_topic, 10)
+        # Lifecycle publishers: an inactive detector publishes no boxes (the worker checks first, so a forward that
+        # ends after a deactivation is not published; diagnostics go on while configured).
+        self.detections_pub = self.create_lifecycle_publisher(Detection2DArray, wiring.detections_topic, 10)
         self.vision_pub = None
         vision_topic = wiring.vision_detections_topic
         if vision_topic and _vision is not None:
-            self.vision_pub = self.create_publisher(_vision.Detection2DArray, vision_topic, 10)
+            self.vision_pub = self.create_lifecycle_publisher(_vision.Detection2DArray, vision_topic, 10)
         elif vision_topic:
             self.get_logger().info("vision_msgs is not installed: publishing aiv_interfaces detections only")
-        self.debug_pub = self.create_publisher(Image, wiring.debug_image_topic, 1)
+        self.debug_pub = self.create_lifecycle_publisher(Image, wiring.debug_image_topic, 1)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.create_timer(1.0, self.publish_diagnostics)
+        self._worker = threading.Thread(target=self._work, name="detector-model", daemon=True)
+        self._worker.start()
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        scope = EntityScope(self)
+        wiring = self.wiring
         if wiring.image_transport == "compressed":
-            self.create_subscription(CompressedImage, wiring.image_topic, self.on_frame, frame_qos)
+            self.create_subscription(CompressedImage, wiring.image_topic, self.on_frame, self.frame_qos)
         else:
-            self.create_subscription(Image, wiring.image_topic, self.on_frame, frame_qos)
+            self.create_subscription(Image, wiring.image_topic, self.on_frame, self.frame_qos)
         if wiring.query_topic:
             self.create_subscription(
                 String, wiring.query_topic, self.on_query, DETECTION_QUERY_QOS.to_profile()
             )
-        self.create_timer(1.0, self.publish_diagnostics)
-        self._worker = threading.Thread(target=self._work, name="detector-model", daemon=True)
-        self._worker.start()
-        described = ", ".join(f"{k}={v}" for k, v in detector.describe().items())
-        self.get_logger().info(f"detector ready: {described}, query={self.query!r}")
+        self._activated = scope
+        self._active.set()
+        self.get_logger().info(f"detector active: {wiring.image_topic} -> {wiring.detections_topic}")
+        return super().on_activate(state)
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._stop_serving()
+        self.get_logger().info("detector deactivated")
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        with released_memory(self.get_logger().info):
+            self._release(WORKER_JOIN_S)
+        self.parameters.set_read_only(False)
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """From any state, promptly: a forward under way is not waited for long (its thread is a daemon)."""
+        self._stop_serving()
+        self._release(SHUTDOWN_JOIN_S)
+        self.finalized.set()
+        return TransitionCallbackReturn.SUCCESS
+
+    def _stop_serving(self) -> None:
+        self._active.clear()
+        if self._activated is not None:
+            self._activated.close()
+            self._activated = None
+        self.mailbox.clear()
+        with self._lock:
+            self._last_frame = None
+
+    def _release(self, join_s: float) -> None:
+        self._stop_worker(join_s)
+        if self._configured is not None:
+            self._configured.close()
+            self._configured = None
+        self.detector = None
+
+    def _refuse(self, scope: EntityScope, problem: str) -> TransitionCallbackReturn:
+        scope.close()
+        self._stop_worker(SHUTDOWN_JOIN_S)
+        self.detector = None
+        self.transition_problem = problem
+        if not self._autostarting:
+            self.get_logger().error(f"configure failed: {problem}")
+        return TransitionCallbackReturn.FAILURE
+
+    def _stop_worker(self, join_s: float) -> None:
+        self.mailbox.close()
+        if self._worker is not None:
+            self._worker.join(timeout=join_s)
+            self._worker = None
 
     # -- topics ---------------------------------------------------------------------------------------------
 
     def on_frame(self, message: Image | CompressedImage) -> None:
+        if not self._active.is_set():
+            return
         with self._lock:
             self.stats.received += 1
         self.mailbox.put(message)
@@ -298,7 +427,8 @@ class DetectorNode(Node):
     # -- the model thread -----------------------------------------------------------------------------------
 
     def _work(self) -> None:
-        while messages := self.mailbox.take_all(self.max_batch, self.batch_window_s):
+        mailbox = self.mailbox  # this thread's: a reconfigured node has a new mailbox and a new thread
+        while messages := mailbox.take_all(self.max_batch, self.batch_window_s):
             with self._lock:
                 self._last_frame, query = messages[-1], self.query
             self._detect(messages, query)
@@ -322,13 +452,18 @@ class DetectorNode(Node):
         if not frames:
             return
         try:
-            results = self.detector.detect_phrases_batch([image for _, image in frames], query)
+            detector = self.detector
+            if detector is None:
+                return
+            results = detector.detect_phrases_batch([image for _, image in frames], query)
         except Exception as error:  # a model failure (e.g. out of GPU memory) must not end the node: counted
             for _ in frames:  # every frame of a failed forward is a failed detection
                 self._note_error("failures", f"detection failed: {type(error).__name__}: {error}")
             return
         for (message, image), (found, latency) in zip(frames, results, strict=True):
             self._record(found, latency)
+            if not self._active.is_set():  # deactivated during the forward: counted, not published
+                continue
             self.detections_pub.publish(detections_message(message.header, found, query))
             if self.vision_pub is not None:
                 self.vision_pub.publish(vision_detections_message(message.header, found, query))
@@ -353,12 +488,14 @@ class DetectorNode(Node):
 
     def close(self) -> None:
         """Stop the model thread (a forward in progress finishes first)."""
-        self.mailbox.close()
-        self._worker.join(timeout=60.0)
+        self._stop_worker(WORKER_JOIN_S)
 
     # -- diagnostics ----------------------------------------------------------------------------------------
 
     def publish_diagnostics(self) -> None:
+        detector = self.detector
+        if detector is None:
+            return
         with self._lock:
             stats = DetectorStats(**{**vars(self.stats), "stage_seconds": dict(self.stats.stage_seconds)})
             query = self.query
@@ -371,10 +508,11 @@ class DetectorNode(Node):
                 f"{stats.detected} frames detected, {dropped} dropped (model slower than the camera), "
                 f"{stats.bad_messages} bad messages, {stats.failures} failures"
             ),
-            hardware_id=str(self.detector.device),
+            hardware_id=str(detector.device),
         )
         values = {
-            **self.detector.describe(),
+            "lifecycle_state": "active" if self._active.is_set() else "inactive",
+            **detector.describe(),
             "query": query,
             "frames_received": str(stats.received),
             "frames_detected": str(stats.detected),
@@ -395,21 +533,28 @@ class DetectorNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    node = start_node("detector_node", DetectorNode, args)
+    """Run the detector until SIGINT / SIGTERM or its shutdown transition; exit code 0, or 2 when ``autostart``
+    finds bad configuration (one line). The signals are handled here, not by rclpy, so the shutdown transition
+    runs in a live context; a forward under way is not waited for beyond ``SHUTDOWN_JOIN_S``."""
+    stop = threading.Event()
+    stop_on_signals(stop)
+    node = start_node("detector_node", DetectorNode, args, signal_handler_options=SignalHandlerOptions.NO)
     if node is None:
         return 2
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     try:
-        executor.spin()
+        while not stop.is_set() and not node.finalized.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=0.2)  # short, so a signal is seen within 0.2 s
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    finally:
-        node.close()
-        executor.shutdown(timeout_sec=5.0)
-        node.destroy_node()
-        with contextlib.suppress(Exception):
-            rclpy.try_shutdown()
+    with contextlib.suppress(Exception):  # from any state; a context already shut down has no state machine
+        node.trigger_shutdown()
+    executor.shutdown(timeout_sec=1.0)
+    node.destroy_node()
+    node.get_logger().info("detector shut down")
+    with contextlib.suppress(Exception):
+        rclpy.try_shutdown()
     return 0
 
 

@@ -115,6 +115,19 @@ class FrameCache:
         self._newest: int | None = None  # stamp of the image that arrived last and may be the newest frame
         self._ahead_count = 0
         self._last_ahead: StampAhead | None = None
+        self._interrupted = ""  # why every wait ends now (the node is stopping or was deactivated); "" = wait
+
+    def interrupt(self, reason: str) -> None:
+        """End every wait under way and every later one at once with FrameTimeout(``reason``), until
+        :meth:`resume`: a node that stops serving must not leave a request waiting out its frame timeout."""
+        with self._condition:
+            self._interrupted = reason
+            self._condition.notify_all()
+
+    def resume(self) -> None:
+        """Let waits wait again (the node serves again)."""
+        with self._condition:
+            self._interrupted = ""
 
     @property
     def stamps_ahead(self) -> int:
@@ -295,6 +308,8 @@ class FrameCache:
                 entry = ready()
                 if entry is not None:
                     return entry
+                if self._interrupted:
+                    raise FrameTimeout(self._interrupted)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise FrameTimeout(missing())

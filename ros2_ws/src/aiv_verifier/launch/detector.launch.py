@@ -10,6 +10,10 @@ topics are remapped by launch arguments; point the verifier's ``detections`` at 
 the query per request (its ``detection_query_topic`` and this node's ``query_topic`` both default to
 ``detector/query``); ``query`` is only what is detected before the first request. The model
 directory must hold a downloaded checkpoint: nothing is fetched at run time (docs/models.md).
+
+The detector is a managed (lifecycle) node that takes itself to active (its ``autostart`` parameter);
+``autostart:=false`` leaves it unconfigured, without the model in memory, for a lifecycle manager
+(``ros2 lifecycle set /detector configure``, then ``activate``). docs/verifier.md, "Lifecycle".
 """
 
 from launch import LaunchDescription
@@ -37,6 +41,12 @@ def generate_launch_description() -> LaunchDescription:
             "detections", default_value="detections", description="Detection2DArray output"
         ),
         DeclareLaunchArgument("use_sim_time", default_value="false", description="use /clock (bag replay)"),
+        DeclareLaunchArgument(
+            "autostart",
+            default_value="true",
+            description="configure and activate the detector at start; false: leave it unconfigured (a managed node) "
+            "for a lifecycle manager or `ros2 lifecycle set`",
+        ),
     ]
     detector = Node(
         package="aiv_verifier",
@@ -51,6 +61,7 @@ def generate_launch_description() -> LaunchDescription:
                 "detector.device": LaunchConfiguration("device"),
                 "query": LaunchConfiguration("query"),
                 "use_sim_time": LaunchConfiguration("use_sim_time"),
+                "autostart": LaunchConfiguration("autostart"),
             },
         ],
         remappings=[

@@ -21,6 +21,9 @@ Camera height levels (``up`` / ``down``): the adapter moves a torso / mast throu
 ``height_joint_names`` / ``height_level_positions`` are set (``robot_verify_standin.yaml`` sets them for the
 stand-in's torso: levels -1, 0, 1); the verifier plans such moves when its ``height_levels`` names the same levels
 (e.g. ``'-1,0,1'`` in your params file). docs/robot.md, "Camera height levels".
+
+The verifier is a managed (lifecycle) node that takes itself to active; ``autostart:=false`` leaves it
+unconfigured for a lifecycle manager (docs/verifier.md, "Lifecycle"). The adapter and the stand-in are plain nodes.
 """
 
 from launch import LaunchDescription
@@ -43,6 +46,7 @@ def _nodes(context):
     transport = LaunchConfiguration("image_transport").perform(context)
     transport_override = {"image_transport": transport} if transport else {}
     use_sim_time = {"use_sim_time": LaunchConfiguration("use_sim_time")}
+    autostart = {"autostart": LaunchConfiguration("autostart")}
     verifier = Node(
         package="aiv_verifier",
         executable="verifier",
@@ -51,7 +55,7 @@ def _nodes(context):
         parameters=[
             PathJoinSubstitution([FindPackageShare("aiv_verifier"), "config", "verifier.yaml"]),
             params_file,
-            {**transport_override, **use_sim_time},
+            {**transport_override, **use_sim_time, **autostart},
         ],
         remappings=[
             ("camera/image_raw", image),
@@ -123,5 +127,11 @@ def generate_launch_description() -> LaunchDescription:
             "move_action", default_value="move_to_sector", description="MoveToSector action between the two"
         ),
         DeclareLaunchArgument("use_sim_time", default_value="false", description="use /clock"),
+        DeclareLaunchArgument(
+            "autostart",
+            default_value="true",
+            description="configure and activate the verifier at start; false: leave it unconfigured (a managed node) "
+            "for a lifecycle manager or `ros2 lifecycle set`",
+        ),
     ]
     return LaunchDescription([*arguments, OpaqueFunction(function=_nodes)])

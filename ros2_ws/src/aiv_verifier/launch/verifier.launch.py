@@ -10,6 +10,10 @@ Parameters come from ``params_file`` (default: the installed ``config/verifier.y
 arguments, and so is the MoveToSector client; the VerifyInstance server's name is the ``verify_action`` parameter
 (in the params file), because the goal server runs on a companion node (``verifier_goals``) that takes no
 command-line remappings. Nothing here needs the simulator, the synthetic generator or the evaluation packages.
+
+The verifier is a managed (lifecycle) node that takes itself to active (its ``autostart`` parameter);
+``autostart:=false`` leaves it unconfigured for a lifecycle manager (``ros2 lifecycle set /verifier configure``,
+then ``activate``). docs/verifier.md, "Lifecycle".
 """
 
 from launch import LaunchDescription
@@ -47,6 +51,12 @@ def generate_launch_description() -> LaunchDescription:
             "move_action", default_value="move_to_sector", description="MoveToSector action the robot serves"
         ),
         DeclareLaunchArgument("use_sim_time", default_value="false", description="use /clock (bag replay)"),
+        DeclareLaunchArgument(
+            "autostart",
+            default_value="true",
+            description="configure and activate the verifier at start; false: leave it unconfigured (a managed node) "
+            "for a lifecycle manager or `ros2 lifecycle set`",
+        ),
     ]
     verifier = Node(
         package="aiv_verifier",
@@ -56,7 +66,10 @@ def generate_launch_description() -> LaunchDescription:
         output="screen",
         parameters=[
             LaunchConfiguration("params_file"),
-            {"use_sim_time": LaunchConfiguration("use_sim_time")},
+            {
+                "use_sim_time": LaunchConfiguration("use_sim_time"),
+                "autostart": LaunchConfiguration("autostart"),
+            },
         ],
         remappings=[
             ("camera/image_raw", LaunchConfiguration("image")),
