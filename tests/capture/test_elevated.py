@@ -17,7 +17,7 @@ import pytest
 from aiv_dataset.levels import level_from_tag
 from aiv_dataset.privileged_truth import PrivilegedTruth
 from aiv_studies.oracle_audit import observable
-from aiv_synth.episode import LEVEL_HEIGHTS
+from aiv_synth.episode import level_height
 from aiv_synth.pipeline import GenerationReport, generate, generate_atomic
 from aiv_synth.presets import get_preset
 from aiv_verifier.core.types import Attribute, Decision
@@ -73,7 +73,6 @@ def test_elevated_dataset_validates(elevated_generation: GenerationReport) -> No
 
 
 def test_every_view_has_three_levels_pitched_at_the_object(elevated_generation: GenerationReport) -> None:
-    heights = {0: 1.31, **LEVEL_HEIGHTS}
     for meta in _metas(elevated_generation.root):
         goal = meta["goal_position_nominal"]
         slots = {(v["sector_index"], v["range_label"], v["height_level"]) for v in meta["viewpoints"]}
@@ -81,7 +80,7 @@ def test_every_view_has_three_levels_pitched_at_the_object(elevated_generation: 
         for view in meta["viewpoints"]:
             level = view["height_level"]
             assert (level_from_tag(view["tag"]) or 0) == level
-            assert view["camera_height_m"] == pytest.approx(heights[level])
+            assert view["camera_height_m"] == pytest.approx(level_height(level, view["range_label"]))
             if view["navigable"] and level != 0:
                 x, y, z = view["camera_position"]
                 elevation = np.degrees(np.arctan2(goal[1] - y, np.hypot(goal[0] - x, goal[2] - z)))

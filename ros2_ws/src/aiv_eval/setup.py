@@ -20,7 +20,7 @@ setup(
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
-            "evaluator = aiv_eval.run.evaluator_node:main",
+            "evaluator = aiv_eval.entry:main",
             "aiv-eval = aiv_eval.cli:main",
         ],
     },

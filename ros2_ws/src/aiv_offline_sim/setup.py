@@ -23,7 +23,7 @@ setup(
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
-            "offline_sim = aiv_offline_sim.sim_node:main",
+            "offline_sim = aiv_offline_sim.entry:main",
         ],
     },
 )

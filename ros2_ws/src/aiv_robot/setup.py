@@ -23,7 +23,7 @@ setup(
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
-            "robot_adapter = aiv_robot.adapter_node:main",
+            "robot_adapter = aiv_robot.entry:main",
             "aiv-pregrasp = aiv_robot.pregrasp:main",
         ],
     },

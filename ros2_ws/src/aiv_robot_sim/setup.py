@@ -18,5 +18,5 @@ setup(
     maintainer_email="aiv-dev@example.org",
     description="A simulated mobile base with a camera that renders a synthetic aiv_synth scene live.",
     license="Apache-2.0",
-    entry_points={"console_scripts": ["robot_sim = aiv_robot_sim.node:main"]},
+    entry_points={"console_scripts": ["robot_sim = aiv_robot_sim.entry:main"]},
 )

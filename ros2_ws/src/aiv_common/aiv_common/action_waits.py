@@ -40,6 +40,15 @@ class GoalCancelled(RuntimeError):
 
 #: How often a wait for a goal's result checks whether its caller gave up (a cancel is answered within it).
 CANCEL_CHECK_S = 0.1
+#: How long a result may be missing after the server reported the goal ended before it is asked for again
+#: (rmw waits up to 2 s, the "service" writer's max_blocking_time, before it drops a reply it cannot send).
+RESULT_REASK_S = 3.0
+#: How many times a missing result is asked for again.
+RESULT_REASKS = 3
+#: Goal states after which the server holds the goal's result.
+TERMINAL_STATES = frozenset(
+    (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_CANCELED, GoalStatus.STATUS_ABORTED)
+)
 
 
 def wait_for_future(future, timeout_s: float) -> bool:
@@ -185,8 +194,12 @@ def action_server_watch(node: Node, action_name: str) -> Callable[[], bool]:
 
     Servers are told apart by the endpoint GIDs of their goal-status publishers, so a server that crashed and
     was restarted under the same name counts as gone (the new instance knows nothing of our goal) once the
-    dead one's participant lease runs out. With no server visible yet the predicate is always true and the
-    caller's timeout decides.
+    dead one's participant lease runs out.
+
+    With no server in the graph yet, the first ones that appear are watched from then on; until then the
+    predicate is true and the caller's timeout decides. (A client can match a server a moment before the
+    graph lists the server's status publisher: right after a restart, a watch made then saw nobody, stayed
+    true for good, and a verdict lost with the next crash was waited for until the episode timeout.)
     """
     topic = f"{node.resolve_topic_name(action_name)}/_action/status"
 
@@ -194,7 +207,15 @@ def action_server_watch(node: Node, action_name: str) -> Callable[[], bool]:
         return frozenset(bytes(info.endpoint_gid) for info in node.get_publishers_info_by_topic(topic))
 
     present = gids()
-    return lambda: not present or bool(present & gids())
+
+    def alive() -> bool:
+        nonlocal present
+        if not present:
+            present = gids()
+            return True
+        return bool(present & gids())
+
+    return alive
 
 
 @dataclass
@@ -220,19 +241,39 @@ class SentGoal:
         goal is asked to cancel and :class:`GoalCancelled` is raised at once, without waiting for the server to
         confirm, so whoever gave up (a cancelled request, a node shutting down) is answered promptly and the
         server still stops the work it started.
+
+        The server's ``alive`` is checked every :data:`LIVENESS_CHECK_S`: a server that left the graph raises
+        :class:`ServerLostError`. A result reply can be lost like any reply right after discovery (a server that
+        has just been restarted has not always matched our result reader when it answers): once the goal
+        status topic (a topic, which is not lost that way) has said the goal ended and the result is still
+        missing :data:`RESULT_REASK_S` later, the result is asked for again, up to :data:`RESULT_REASKS` times;
+        the server keeps it for its ``result_timeout``, so a repeat is answered at once. (The status reaches
+        the handle rclpy made from the goal's acceptance; a goal whose acceptance was lost and then confirmed
+        by a probe has no such handle and is not asked again.)
         """
         if not self.accepted:
             raise ValueError("the goal was refused; it has no result")
-        if self.result_future is None:
-            self.result_future = self._handle().get_result_async()
+        handle = self._handle()
+        arrived = threading.Event()
+        futures: list[Future] = []
+
+        def ask(future: Future | None = None) -> None:
+            future = future if future is not None else handle.get_result_async()
+            future.add_done_callback(lambda _future: arrived.set())
+            futures.append(future)
+
+        ask(self.result_future)
+        self.result_future = futures[0]
         deadline = time.monotonic() + timeout_s
-        # Each short wait below ends before its own liveness check would run, so the server is watched here.
         next_liveness_check = time.monotonic() + LIVENESS_CHECK_S
+        ended_seen: float | None = None
         while True:
             remaining = deadline - time.monotonic()
-            step = remaining if cancel_when is None else min(CANCEL_CHECK_S, remaining)
-            if wait_for_future_while(self.result_future, max(0.0, step), alive, what):
-                return self.result_future.result()
+            step = LIVENESS_CHECK_S if cancel_when is None else CANCEL_CHECK_S
+            if arrived.wait(max(0.0, min(step, remaining))):
+                done = next(future for future in futures if future.done())
+                self.result_future = done
+                return done.result()
             if cancel_when is not None and cancel_when():
                 self.cancel()
                 raise GoalCancelled(f"{what}'s goal was cancelled: its caller gave up")
@@ -240,10 +281,15 @@ class SentGoal:
             if now >= deadline:
                 self.cancel()
                 return None
-            if now >= next_liveness_check:
-                next_liveness_check = now + LIVENESS_CHECK_S
-                if not alive() and not self.result_future.done():
-                    raise ServerLostError(f"{what} disappeared from the ROS graph while we waited for it")
+            if now < next_liveness_check:
+                continue
+            next_liveness_check = now + LIVENESS_CHECK_S
+            if not alive() and not arrived.is_set():
+                raise ServerLostError(f"{what} disappeared from the ROS graph while we waited for it")
+            if handle.status in TERMINAL_STATES:
+                ended_seen = now if ended_seen is None else ended_seen
+                if now - ended_seen >= RESULT_REASK_S * len(futures) and len(futures) <= RESULT_REASKS:
+                    ask()
 
     def cancel(self) -> None:
         if self.accepted:

@@ -32,12 +32,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import rclpy
 from aiv_common.image_conversion import numpy_to_imgmsg
 from aiv_common.move_outcomes import outcome_code
 from aiv_common.parameter_spec import ParameterError
 from aiv_common.parameters import declare_parameter_table, start_node
 from aiv_common.qos import qos_settings_from
+from aiv_common.stop_signals import install_stop_handlers, spin_until_stopped
 from aiv_dataset.errors import DatasetError, ProblemReport
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_dataset.vocabulary import MoveOutcome, mask_threshold_px
@@ -47,8 +47,9 @@ from aiv_interfaces.srv import StartEpisode
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point
 from rclpy.action import ActionServer
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import CameraInfo
 from std_msgs.msg import Header
 
@@ -341,17 +342,18 @@ def _image_type():
 
 
 def main(args: list[str] | None = None) -> int:
-    node = start_node("offline_sim", OfflineSimNode, args, config_errors=(DatasetError,))
+    # SIGINT / SIGTERM (once or twice, even while the node is being built) end it with exit code 0.
+    stop = install_stop_handlers()
+    node = start_node(
+        "offline_sim",
+        OfflineSimNode,
+        args,
+        config_errors=(DatasetError,),
+        signal_handler_options=SignalHandlerOptions.NO,
+    )
     if node is None:
         return 2
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return spin_until_stopped(node, SingleThreadedExecutor(), stop)
 
 
 if __name__ == "__main__":

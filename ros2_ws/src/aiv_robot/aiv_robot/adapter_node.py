@@ -40,20 +40,21 @@ import time
 from dataclasses import replace
 from typing import Any
 
-import rclpy
 from aiv_common.move_outcomes import outcome_code
 from aiv_common.parameter_spec import ParameterError
 from aiv_common.parameters import declare_parameter_table, start_node
 from aiv_common.qos import LATCHED_CURRENT, VERIFY_REQUEST_QOS, qos_settings_from
 from aiv_common.stamps import nanoseconds_to_stamp, stamp_to_nanoseconds
+from aiv_common.stop_signals import install_stop_handlers, spin_until_stopped
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from geometry_msgs.msg import PoseStamped, Twist
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.event_handler import PublisherEventCallbacks
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
 from rclpy.time import Time
 from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import Empty, String
@@ -73,6 +74,10 @@ OBJECT_QOS = LATCHED_CURRENT.to_profile()
 STATE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
 GOAL_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE)
 FRAMES_KEPT = 200
+#: At shutdown, how long the move under way may take to stop the robot and end (its waits are sliced).
+MOVE_STOP_GRACE_S = 2.0
+#: At shutdown, the moment the executor takes to send an ended move's result.
+RESULT_SETTLE_S = 0.3
 DISCOVERY_SLICE_S = 0.05
 
 
@@ -109,6 +114,8 @@ class RobotState:
         self.world_frame = world_frame
         self.changed = threading.Condition()
         self._pose: tuple[Pose2D, float, float | None, float | None] | None = None
+        #: Set when the node is asked to stop: the move under way ends as if it had been cancelled.
+        self.shutting_down = False
         self._pose_problem = ""
         self._object: tuple[float, float] | None = None
         self._object_z = 0.0
@@ -196,7 +203,7 @@ class RobotState:
 
     def cancel_requested(self) -> bool:
         handle = self.goal_handle
-        return bool(handle is not None and handle.is_cancel_requested)
+        return self.shutting_down or bool(handle is not None and handle.is_cancel_requested)
 
 
 class TopicNavigator:
@@ -407,7 +414,12 @@ class RobotAdapterNode(Node):
             )
         logger = self.get_logger()
         self.mover = SectorMover(
-            settings, self.state, navigator, log=lambda text: logger.info(text), heights=self.heights
+            settings,
+            self.state,
+            navigator,
+            log=lambda text: logger.info(text),
+            heights=self.heights,
+            warn=lambda text: logger.warning(text),
         )
 
         request_topic = str(values["request_topic"])
@@ -415,12 +427,14 @@ class RobotAdapterNode(Node):
             self.create_subscription(
                 VerifyInstance.Goal, request_topic, self.on_request, REQUEST_QOS, callback_group=inputs
             )
+        self._moves_under_way = 0  # MoveToSector goals executing now (read at shutdown)
+        self._moves_changed = threading.Condition()
         self.server = ActionServer(
             self,
             MoveToSector,
             str(values["move_action"]),
             execute_callback=self.execute,
-            goal_callback=lambda _goal: GoalResponse.ACCEPT,
+            goal_callback=self.on_goal,
             cancel_callback=self.on_cancel,
             callback_group=ReentrantCallbackGroup(),
         )
@@ -507,11 +521,24 @@ class RobotAdapterNode(Node):
 
     # -- MoveToSector ---------------------------------------------------------------------------------------
 
+    def on_goal(self, _goal: MoveToSector.Goal) -> GoalResponse:
+        return GoalResponse.REJECT if self.state.shutting_down else GoalResponse.ACCEPT
+
     def on_cancel(self, _goal_handle: Any) -> CancelResponse:
         self.state._notify()  # wake the move so it sees the request at once
         return CancelResponse.ACCEPT
 
     def execute(self, goal_handle: Any) -> MoveToSector.Result:
+        with self._moves_changed:
+            self._moves_under_way += 1
+        try:
+            return self._execute(goal_handle)
+        finally:
+            with self._moves_changed:
+                self._moves_under_way -= 1
+                self._moves_changed.notify_all()
+
+    def _execute(self, goal_handle: Any) -> MoveToSector.Result:
         direction = goal_handle.request.direction
         goal_handle.publish_feedback(MoveToSector.Feedback(phase="moving", progress=0.0))
         self.state.goal_handle = goal_handle
@@ -520,7 +547,10 @@ class RobotAdapterNode(Node):
         finally:
             self.state.goal_handle = None
         result = self.to_result(moved)
-        if moved.cancelled:
+        if moved.cancelled and not goal_handle.is_cancel_requested:  # our shutdown ended it, not the client
+            result.message = "the robot adapter is shutting down; the robot was stopped"
+            goal_handle.abort()
+        elif moved.cancelled:
             goal_handle.canceled()
         elif moved.message:
             self.get_logger().error(f"MoveToSector({direction!r}) failed: {moved.message}")
@@ -529,6 +559,27 @@ class RobotAdapterNode(Node):
             goal_handle.publish_feedback(MoveToSector.Feedback(phase="capturing", progress=1.0))
             goal_handle.succeed()
         return result
+
+    # -- shutdown -------------------------------------------------------------------------------------------
+
+    def stop_moving(self, grace_s: float = MOVE_STOP_GRACE_S) -> None:
+        """Asked to stop: end the move under way (the mover stops the robot and the client gets the reason),
+        refuse new ones, then stop the robot once more. Runs while the context still works."""
+        self.state.shutting_down = True
+        self.state._notify()
+        deadline = time.monotonic() + grace_s
+        with self._moves_changed:
+            was_moving = self._moves_under_way > 0
+            while self._moves_under_way > 0 and (left := deadline - time.monotonic()) > 0:
+                self._moves_changed.wait(left)
+        with contextlib.suppress(Exception):
+            self.navigator.stop()
+        if self.heights is not None:
+            with contextlib.suppress(Exception):
+                self.heights.stop()
+        if was_moving:
+            # The action server sends the ended move's result from the executor right after the move returns.
+            threading.Event().wait(RESULT_SETTLE_S)
 
     @staticmethod
     def to_result(moved: MoveResult) -> MoveToSector.Result:
@@ -548,26 +599,14 @@ class RobotAdapterNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    node = start_node("robot_adapter", RobotAdapterNode, args)
+    # SIGINT / SIGTERM (once or twice, even while the node is being built) stop the move under way and the
+    # robot while the context still works, then end the node with exit code 0.
+    stop = install_stop_handlers()
+    node = start_node("robot_adapter", RobotAdapterNode, args, signal_handler_options=SignalHandlerOptions.NO)
     if node is None:
         return 2
     executor = MultiThreadedExecutor(num_threads=3)  # one thread runs a move, the others feed it
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if rclpy.ok():  # a SIGINT has already shut the context down; the robot then stops on its own timeout
-            with contextlib.suppress(Exception):
-                node.navigator.stop()
-            if node.heights is not None:
-                with contextlib.suppress(Exception):
-                    node.heights.stop()
-        executor.shutdown(timeout_sec=5.0)
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return spin_until_stopped(node, executor, stop, on_stop=node.stop_moving)
 
 
 if __name__ == "__main__":

@@ -58,17 +58,18 @@ import threading
 from typing import Any
 
 import numpy as np
-import rclpy
 from aiv_common.image_conversion import numpy_to_imgmsg
 from aiv_common.parameter_spec import ParameterError
 from aiv_common.parameters import declare_parameter_table, start_node
 from aiv_common.qos import QoSSettings, qos_settings_from
+from aiv_common.stop_signals import install_stop_handlers, spin_until_stopped
 from aiv_interfaces.msg import Detection2D, GroundTruthView
 from geometry_msgs.msg import Point, Pose, PoseStamped, Quaternion, Twist
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 from std_msgs.msg import Empty, Header, String
 
@@ -218,6 +219,10 @@ class RobotSimNode(Node):
                 else "not served (control_msgs is not installed)"
             )
         )
+
+    def stop_publishing(self) -> None:
+        """Asked to stop: a render under way publishes nothing (its frame would come after the shutdown)."""
+        self.closing = True
 
     def destroy_node(self) -> None:
         self.closing = True
@@ -469,20 +474,14 @@ def compressed_message(header: Header, fmt: str, data: bytes) -> CompressedImage
 
 
 def main(args: list[str] | None = None) -> int:
-    node = start_node("robot_sim", RobotSimNode, args)
+    # SIGINT / SIGTERM (once or twice, even while the scene is being built) end the node with exit code 0; a
+    # render under way publishes nothing, a joint goal under way ends first (it lasts height_move_time_s).
+    stop = install_stop_handlers()
+    node = start_node("robot_sim", RobotSimNode, args, signal_handler_options=SignalHandlerOptions.NO)
     if node is None:
         return 2
     executor = MultiThreadedExecutor(num_threads=4)  # camera, odometry, and a joint goal or two
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return spin_until_stopped(node, executor, stop, on_stop=node.stop_publishing)
 
 
 if __name__ == "__main__":

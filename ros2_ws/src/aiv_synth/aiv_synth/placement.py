@@ -84,10 +84,15 @@ def candidate_supports(room: Room, model: ObjectModel, kinds: tuple[str, ...]) -
 
 
 def place_target(
-    room: Room, model: ObjectModel, kinds: tuple[str, ...], rng: random.Random
+    room: Room, model: ObjectModel, kinds: tuple[str, ...], rng: random.Random, min_height: float = 0.0
 ) -> Placement | None:
-    """A random free spot for the target on an allowed support kind (None if nothing fits)."""
+    """A random free spot for the target on an allowed support kind (None if nothing fits).
+
+    ``min_height`` keeps the supports at least that high (metres) when the room has any, e.g. to put an open
+    container where a standing person looks down onto it; a room without one keeps every allowed support."""
     supports = candidate_supports(room, model, kinds)
+    if min_height > 0.0:
+        supports = [s for s in supports if s.y >= min_height] or supports
     if not supports:
         return None
     radius = model.footprint_radius

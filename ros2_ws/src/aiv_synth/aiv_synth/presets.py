@@ -107,6 +107,24 @@ PRESETS: dict[str, Preset] = {
         levels=(-1, 0, 1),
         catalogue="elevated",
     ),
+    "elevated_train": Preset(
+        "elevated_train",
+        "the elevated preset's train split alone (54 episodes, the same as in a full elevated dataset of the"
+        " seed); for fitting the visibility rows by level",
+        (SplitPlan("train", CATEGORIES, scenes=6, families=1, family_size=3, episodes_per_instance=1),),
+        subset_sizes=(50, 100),
+        levels=(-1, 0, 1),
+        catalogue="elevated",
+    ),
+    "elevated_small": Preset(
+        "elevated_small",
+        "36 val episodes (all 18 categories, 2 instances each) at three camera heights; for the share of"
+        " positives with an attribute no eye-level view shows",
+        (SplitPlan("val", CATEGORIES, scenes=3, families=1, family_size=2, episodes_per_instance=1),),
+        subset_sizes=(12,),
+        levels=(-1, 0, 1),
+        catalogue="elevated",
+    ),
     "medium": Preset(
         "medium",
         "val 108 instances x 3 episodes in 20 scenes, train 216 instances x 3 in 40 scenes (~970 episodes)",

@@ -16,13 +16,13 @@ The run's identity is read from the *running* nodes' parameters (``offline_sim``
 knob of ``verifier``), so the record of what was evaluated is what actually ran, and a ROS run and an in-process
 run of one configuration share a run id. The node exits when the slice is done: 0 when every episode has an
 answer, 1 when some stayed infrastructure failures or the servers went away for good (resume by running it
-again), 2 on bad parameters or a run directory that belongs to another configuration.
+again), 2 on bad parameters or a run directory that belongs to another configuration. Stopped by SIGINT or
+SIGTERM (Ctrl-C, ``ros2 launch`` shutting down) it keeps what was recorded, says so and exits with 0.
 """
 
 from __future__ import annotations
 
 import contextlib
-import signal
 import sys
 import threading
 import time
@@ -35,6 +35,7 @@ import rclpy
 from aiv_common.action_waits import GoalCancelled, wait_for_future
 from aiv_common.parameter_spec import ParameterError
 from aiv_common.parameters import declare_parameter_table, init_or_report
+from aiv_common.stop_signals import install_stop_handlers
 from aiv_dataset.errors import DatasetError
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_interfaces.msg import Verdict
@@ -90,6 +91,8 @@ PARAMETER_ATTEMPTS = 3
 #: With several pairs, episodes started beyond one per pair while the oldest unwritten one still runs (their
 #: records wait for its turn): per pair, enough to cover a six-step episode among one-step ones.
 AHEAD_PER_PAIR = 4
+#: The spin thread's longest wait: how long it takes to notice that it must stop.
+SPIN_SLICE_S = 0.1
 
 
 class EvaluatorConfigError(ValueError):
@@ -443,19 +446,25 @@ def _box(report: Any) -> tuple[int, int, int, int]:
 
 
 def main(args: list[str] | None = None) -> int:
-    # Python's own SIGINT handling: Ctrl-C (or `ros2 launch` stopping us) raises KeyboardInterrupt in the loop,
-    # so the results file is closed cleanly instead of the process waiting out a verdict timeout.
-    # aiv-eval starts us with SIGINT ignored (see ros_mode._start_ignoring_sigint): take it back now.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # The first SIGINT or SIGTERM (Ctrl-C, `ros2 launch` or aiv-eval stopping us) raises KeyboardInterrupt in the
+    # loop, so the results file is closed cleanly instead of the process waiting out a verdict timeout; any
+    # later one (ros2 launch sends a second SIGINT after a Ctrl-C) is ignored, so the clean-up ends too. A stop
+    # is what was asked for: exit code 0. aiv-eval starts us with SIGINT ignored
+    # (ros_mode._start_ignoring_sigint); it is taken back here.
+    stop = install_stop_handlers(interrupt_main=True)
     try:
+        if stop.requested:  # a signal while the modules were imported
+            raise KeyboardInterrupt(stop.reason)
         if not init_or_report("evaluator", args, signal_handler_options=SignalHandlerOptions.NO):
             return 2
     except KeyboardInterrupt:  # stopped while starting (e.g. aiv-eval ends the run): nothing was recorded yet
-        return 130
+        print(f"evaluator: stopped ({stop.reason}) before the run started", file=sys.stderr)
+        return 0
     # The evaluation loop blocks the main thread; callbacks only complete futures, so one thread serves them.
     executor = SingleThreadedExecutor()
     node: EvaluatorNode | None = None
-    spinner = threading.Thread(target=_spin, args=(executor,), name="evaluator-spin", daemon=True)
+    halt = threading.Event()
+    spinner = threading.Thread(target=_spin, args=(executor, halt), name="evaluator-spin", daemon=True)
     try:
         node = EvaluatorNode()
         executor.add_node(node)
@@ -477,14 +486,19 @@ def main(args: list[str] | None = None) -> int:
         print(f"evaluator: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("evaluator: interrupted; what was recorded is kept, run again to resume", file=sys.stderr)
-        return 130
+        print(
+            f"evaluator: stopped ({stop.reason}); what was recorded is kept, run again to resume",
+            file=sys.stderr,
+        )
+        return 0
     finally:
+        install_stop_handlers(interrupt_main=False)  # a signal from here on must not interrupt the clean-up
         # Stop spinning before anything is destroyed: a spin thread still inside rcl when the process exits
-        # aborts it.
-        executor.shutdown(timeout_sec=5.0)
+        # aborts it, and one still spinning when the executor shuts down dies on its destroyed guard condition.
+        halt.set()
         if spinner.is_alive():
             spinner.join(timeout=5.0)
+        executor.shutdown(timeout_sec=5.0)
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
@@ -500,9 +514,10 @@ def main(args: list[str] | None = None) -> int:
     return 0 if outcome.complete else 1
 
 
-def _spin(executor: SingleThreadedExecutor) -> None:
+def _spin(executor: SingleThreadedExecutor, halt: threading.Event) -> None:
     with contextlib.suppress(ExternalShutdownException):
-        executor.spin()
+        while not halt.is_set() and executor.context.ok():
+            executor.spin_once(timeout_sec=SPIN_SLICE_S)
 
 
 if __name__ == "__main__":

@@ -391,6 +391,8 @@ class CategorySpec:
     supports: tuple[str, ...] = ("floor", "table", "shelf")
     #: Attributes only meaningful for some subtypes: subtype -> names to drop.
     subtype_drops: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Lowest support (metres) to stand on when the room has one of the allowed kinds that high (0: any).
+    min_support_height: float = 0.0
 
     def attribute(self, name: str) -> AttrDef:
         for attr in self.attributes:
