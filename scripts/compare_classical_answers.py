@@ -2,7 +2,7 @@
 """Compare every answer and reason of the weight-free (classical) verifier with those of a baseline source tree.
 
 A refactor of the classical checks must not change what they say. This script asks the verifier the questions
-``aiv_eval.research.classical_study`` asks (for every capture with a ground-truth box: the target's own phrases,
+``aiv_studies.classical_study`` asks (for every capture with a ground-truth box: the target's own phrases,
 the phrases in which its family siblings differ, and with ``--direct`` the whole first descriptions) once with
 the sources of a baseline tree and once with the current tree, and compares the two answer lists record by
 record: the item (dataset, episode, view, object, attribute, phrase), the answer, its certainty and its reason.
@@ -40,7 +40,7 @@ COMPARED = ("answer", "certainty", "reason")
 
 def dump(dataset: str, split: str, limit: int, out: Path, expect_root: str | None) -> int:
     """Ask the verifier of the importable tree every question and write the answers as JSONL (one header line)."""
-    from aiv_eval.research import classical_study
+    from aiv_studies import classical_study
 
     where = str(Path(classical_study.__file__).resolve())
     if expect_root and not where.startswith(str(Path(expect_root).resolve())):

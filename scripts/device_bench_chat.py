@@ -3,7 +3,7 @@
 Run from the repository root where only PyTorch and transformers are installed (the device machine):
     python scripts/device_bench_chat.py --out /tmp/qwen3-vl-4b --tokens 16 --repeats 3
 It builds the random-weight model (aiv_models.tiny.qwen_vl_checkpoint.build_full_size_qwen3_vl_4b), then prints
-aiv_eval.chat_bench's report for it, and the same for the tiny model on the CPU.
+aiv_eval.bench.chat's report for it, and the same for the tiny model on the CPU.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ sys.path[:0] = [str(REPO / "ros2_ws" / "src" / "aiv_models")]
 
 def _chat_bench():
     # aiv_eval's package imports the evaluation stack; the benchmark module needs only aiv_models.
-    path = REPO / "ros2_ws" / "src" / "aiv_eval" / "aiv_eval" / "chat_bench.py"
+    path = REPO / "ros2_ws" / "src" / "aiv_eval" / "aiv_eval" / "bench" / "chat.py"
     spec = importlib.util.spec_from_file_location("chat_bench", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules["chat_bench"] = module

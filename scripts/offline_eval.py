@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from aiv_eval.pairs import demo_pair_count, demo_pair_names, pair_count_argument
+from aiv_eval.run.pairs import demo_pair_count, demo_pair_names, pair_count_argument
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATASET = REPO / "data" / "pv_synthetic_default"

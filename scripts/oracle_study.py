@@ -3,7 +3,7 @@
 
 Runs the oracle verifier in-process over an index (default: all val pairs of ``data/pv_synthetic_default``)
 for one or more fusion / query-mode settings, audits every episode with
-:mod:`aiv_eval.research.oracle_audit` and prints, per setting:
+:mod:`aiv_studies.oracle_audit` and prints, per setting:
 
 - accuracy and the causes of the misses per pair type (oracle bugs: ``d_oracle_missed``, ``e_positive_no``;
   ``fusion_overruled``: the oracle answered right, the fusion did not (by design for attr_majority); limits:
@@ -35,7 +35,7 @@ if str(PACKAGE) not in sys.path:
     sys.path.insert(0, str(PACKAGE))
 
 from aiv_dataset.constants import PAIR_TYPES  # noqa: E402
-from aiv_eval.research.oracle_audit import (  # noqa: E402
+from aiv_studies.oracle_audit import (  # noqa: E402
     CAUSE_ORDER,
     CORRECT,
     FUSION_OVERRULED,

@@ -47,7 +47,7 @@ def _tables() -> list[tuple[str, str, str, Callable[[], Iterable[object]]]]:
         return detector_node_parameters()
 
     def evaluator() -> Iterable[object]:
-        from aiv_eval.evaluator_parameters import EVALUATOR_PARAMETERS
+        from aiv_eval.run.evaluator_parameters import EVALUATOR_PARAMETERS
 
         return EVALUATOR_PARAMETERS
 
@@ -82,7 +82,7 @@ def _tables() -> list[tuple[str, str, str, Callable[[], Iterable[object]]]]:
         ),
         (
             "evaluator",
-            "aiv_eval/evaluator_parameters.py",
+            "aiv_eval/run/evaluator_parameters.py",
             "aiv_verifier/config/offline_eval.yaml (evaluator section)",
             evaluator,
         ),

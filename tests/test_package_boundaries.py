@@ -19,7 +19,7 @@
 - Only node modules import rclpy; the ROS-free cores stay importable without a ROS installation.
 - Model libraries (torch, transformers, peft) are imported only inside functions of the backends that use them:
   no module imports them at its top level, so importing the verifier never loads torch.
-- The in-process evaluation (``aiv_eval.in_process`` and every project module it can reach, lazy imports
+- The in-process evaluation (``aiv_eval.run.in_process`` and every project module it can reach, lazy imports
   included) imports no ROS module: no rclpy, rosidl, message package, aiv_interfaces, node or message
   conversion module. The only ROS imports on that graph are the lazy ones inside the ROS helpers of
   ``aiv_common`` (building a QoS profile, declaring parameters on a node), which the in-process path never
@@ -28,9 +28,14 @@
   topic between them, parameter tables, message conversions) lives in a module of its own.
 - ``aiv_checks`` (the weight-free verifier's checks) sits on the verifier's ROS-free core: it may import
   ``aiv_verifier``'s core (claims, phrases, view and answer types, the backend interface) and registers the
-  ``classical`` backend through its entry point, so no run-time module imports it; research tools
-  (``aiv_eval.research``) and tests may import it directly. It imports no ROS, no simulator, generator or
+  ``classical`` backend through its entry point, so no run-time module imports it; the research studies
+  (``aiv_studies``) and tests may import it directly. It imports no ROS, no simulator, generator or
   evaluation.
+- ``aiv_studies`` (the weight-free verifier's research studies: oracle audit, classical study, episode sweep)
+  sits on top: it may import the evaluation, the verifier, the checks and the dataset's privileged ground truth,
+  and imports no ROS; no other package imports it, lazily or not, so a robot's packages never reach a study.
+- ``aiv_eval`` keeps its jobs in sub-packages (``run``, ``records``, ``analysis``, ``report``, ``evidence``,
+  ``interchange``, ``bench``): at most a dozen modules at its top level.
 - Modules stay small enough to read: at most 500 lines in ``aiv_verifier`` and ``aiv_checks`` (the code that runs
   on a robot), at most 800 anywhere in the workspace's packages.
 """
@@ -70,6 +75,7 @@ FORBIDDEN: dict[str, set[str]] = {
     "aiv_synth": {"aiv_common", "aiv_offline_sim", "aiv_verifier", "aiv_eval", "rclpy"},
     "aiv_offline_sim": {"aiv_synth", "aiv_verifier", "aiv_eval"},
     "aiv_eval": {"aiv_synth"},
+    "aiv_studies": {"rclpy", "aiv_interfaces"},
     "aiv_bags": {
         "aiv_common",
         "aiv_synth",
@@ -125,9 +131,9 @@ def test_model_libraries_are_imported_only_where_a_model_is_loaded(package: str)
     assert {name: bad for name, bad in offenders.items() if bad} == {}
 
 
-#: The research tools, the only modules outside the checks package that may import it (aiv_verifier finds the
+#: The research studies, the only modules outside the checks package that may import it (aiv_verifier finds the
 #: classical backend through its entry point).
-CHECKS_RESEARCH = "aiv_eval/aiv_eval/research/"
+CHECKS_RESEARCH = "aiv_studies/aiv_studies/"
 
 
 def test_no_run_time_module_imports_the_checks_package() -> None:
@@ -139,6 +145,26 @@ def test_no_run_time_module_imports_the_checks_package() -> None:
         if "aiv_checks" in _imported_top_levels(path)
     }
     assert {user for user in users if not user.startswith(CHECKS_RESEARCH)} == set()
+
+
+def test_no_package_imports_the_studies() -> None:
+    users = {
+        str(path.relative_to(SRC))
+        for package in PROJECT_PACKAGES
+        if package != "aiv_studies"
+        for path in _modules(package)
+        if "aiv_studies" in _imported_top_levels(path)
+    }
+    assert users == set()
+
+
+#: Most modules (``__init__`` included) directly in ``aiv_eval``; everything else lives in a sub-package by job.
+EVAL_TOP_LEVEL_LIMIT = 12
+
+
+def test_the_evaluation_keeps_its_jobs_in_sub_packages() -> None:
+    top = sorted(path.name for path in (SRC / "aiv_eval" / "aiv_eval").glob("*.py"))
+    assert len(top) <= EVAL_TOP_LEVEL_LIMIT, top
 
 
 def test_the_old_classical_backend_is_gone() -> None:
@@ -288,15 +314,15 @@ def test_the_node_modules_are_found() -> None:
     assert {
         "aiv_verifier.verifier_node",
         "aiv_verifier.detector_node",
-        "aiv_eval.evaluator_node",
+        "aiv_eval.run.evaluator_node",
     } <= NODE_MODULES
 
 
 def test_the_in_process_evaluation_reaches_no_ros_module() -> None:
-    graph = _reachable("aiv_eval.in_process")
+    graph = _reachable("aiv_eval.run.in_process")
     assert {
-        "aiv_eval.scoring",
-        "aiv_eval.transcripts",
+        "aiv_eval.records.scoring",
+        "aiv_eval.records.transcripts",
         "aiv_verifier.agent.factory",
         "aiv_common.qos",
     } <= set(graph)

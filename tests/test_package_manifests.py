@@ -29,6 +29,7 @@ def test_every_package_has_a_manifest():
         "aiv_offline_sim",
         "aiv_robot",
         "aiv_robot_sim",
+        "aiv_studies",
         "aiv_synth",
         "aiv_verifier",
     }

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from aiv_dataset.levels import level_from_tag
 from aiv_dataset.privileged_truth import PrivilegedTruth
-from aiv_eval.research.oracle_audit import observable
+from aiv_studies.oracle_audit import observable
 from aiv_synth.episode import level_height
 from aiv_synth.pipeline import GenerationReport, generate, generate_atomic
 from aiv_synth.presets import get_preset

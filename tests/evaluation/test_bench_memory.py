@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 
-from aiv_eval.bench import ModeTiming, format_report
-from aiv_eval.memory import PssSampler, tree_pss_bytes
+from aiv_eval.bench.memory import PssSampler, tree_pss_bytes
+from aiv_eval.bench.ros_vs_inprocess import ModeTiming, format_report
 
 
 def test_tree_pss_counts_the_children() -> None:

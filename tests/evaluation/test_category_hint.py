@@ -1,12 +1,12 @@
-"""The benchmark's category-hint rule (aiv_eval.category_hint): only the trained agent is told the index's
+"""The benchmark's category-hint rule (aiv_eval.run.category_hint): only the trained agent is told the index's
 query category, as its reference was (spec §7.1); the pipeline and the embedding agents predict or ignore it."""
 
 from __future__ import annotations
 
 import pytest
 from aiv_dataset.index_records import PairRecord
-from aiv_eval.category_hint import benchmark_category_hint
-from aiv_eval.spec import EvalSpec
+from aiv_eval.run.category_hint import benchmark_category_hint
+from aiv_eval.run.spec import EvalSpec
 
 
 def neg_diff_pair() -> PairRecord:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from aiv_eval import ResultsStore, compare_runs, format_comparison_markdown
-from aiv_eval.compare import CompareError, runs_table_markdown, runs_table_rows
+from aiv_eval.analysis.compare import CompareError, runs_table_markdown, runs_table_rows
 
 from .builders import CONFIG_INFO, index_entry, infra, record, run_config, six_episodes
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from aiv_eval.cli import main
-from aiv_eval.in_process import run_in_process
-from aiv_eval.results_store import load_run
+from aiv_eval.records.store import load_run
+from aiv_eval.run.in_process import run_in_process
 from support import synthetic
 from support.eval_specs import ORACLE_VETO_PARAMS, oracle_veto_spec
 
@@ -137,7 +137,7 @@ def test_the_ceiling_with_heights_counts_what_only_the_raised_views_show(
 
 def test_the_survey_looks_off_eye_level_only_when_asked(leveled_root: Path) -> None:
     from aiv_eval.evidence.survey import SurveySource, pair_from_json, pair_to_json, survey_pairs
-    from aiv_eval.spec import EvalSpec
+    from aiv_eval.run.spec import EvalSpec
 
     spec = EvalSpec()
     spec.verifier["verifier.backend"] = "oracle"

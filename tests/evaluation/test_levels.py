@@ -23,8 +23,8 @@ from aiv_eval import (
     compute_metrics,
     write_report,
 )
-from aiv_eval.metrics import decision_change_step, move_kind
-from aiv_eval.transcripts import transcript_from_reports
+from aiv_eval.analysis.metrics import decision_change_step, move_kind
+from aiv_eval.records.transcripts import transcript_from_reports
 from aiv_interfaces.msg import StepReport
 
 from .builders import attribute, index_entry, run_config, six_episodes

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from aiv_eval.identity import build_run_config, config_info
+from aiv_eval.run.identity import build_run_config, config_info
 from aiv_models.local_weights import ModelDirError
 from aiv_verifier.model_identity import model_identity
 from aiv_verifier.verifier_parameters import config_parameter_defaults

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from aiv_eval.cli import main as aiv_eval
-from aiv_eval.results_store import read_run_config
+from aiv_eval.records.store import read_run_config
 from support import offline_models
 from support.colour_dataset import build_colour_dataset
 from support.llm_server import serving

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from aiv_common.parameter_spec import ParameterError
 from aiv_eval.cli import main as aiv_eval
-from aiv_eval.in_flight import run_in_flight
-from aiv_eval.pairs import (
+from aiv_eval.run.in_flight import run_in_flight
+from aiv_eval.run.pairs import (
     MAX_DEMO_PAIRS,
     PAIR_MEMORY_MIB,
     NoPairAvailableError,
@@ -26,7 +26,7 @@ from aiv_eval.pairs import (
     in_pair,
     parse_pairs,
 )
-from aiv_eval.spec import EvalSpec, SpecError
+from aiv_eval.run.spec import EvalSpec, SpecError
 from support.eval_specs import ORACLE_VETO_PARAMS
 
 
@@ -255,7 +255,7 @@ def test_a_failure_stops_what_comes_after_it_and_sets_stopping() -> None:
 
 
 def test_bench_prints_the_main_job_with_one_and_n_pairs_beside_what_it_printed_before() -> None:
-    from aiv_eval.bench import ModeTiming, format_report
+    from aiv_eval.bench.ros_vs_inprocess import ModeTiming, format_report
 
     def timing(mode: str, loop_s: float, total_s: float, rss: dict[str, float]) -> ModeTiming:
         return ModeTiming(mode, 48, 240, loop_s, total_s, rss, 0, verifier_calls=94)

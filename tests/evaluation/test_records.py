@@ -14,7 +14,7 @@ from aiv_eval import (
     derive_flip_direction,
     make_episode_key,
 )
-from aiv_eval.records import direction_offset
+from aiv_eval.records.episode import direction_offset
 
 from .builders import index_entry, infra, record, six_episodes, transcript
 

@@ -20,7 +20,7 @@ from aiv_eval import (
     StoreError,
     load_run,
 )
-from aiv_eval.results_store import canonical_results_bytes
+from aiv_eval.records.store import canonical_results_bytes
 
 from .builders import index_entry, infra, record, run_config, six_episodes
 

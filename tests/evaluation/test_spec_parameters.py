@@ -19,8 +19,8 @@ from aiv_common.parameter_spec import (
     parameter_defaults,
 )
 from aiv_eval.cli import main as aiv_eval
-from aiv_eval.evaluator_parameters import EVALUATOR_PARAMETERS
-from aiv_eval.spec import EVALUATOR_DEFAULTS, SIM_DEFAULTS, EvalSpec, SpecError, node_table
+from aiv_eval.run.evaluator_parameters import EVALUATOR_PARAMETERS
+from aiv_eval.run.spec import EVALUATOR_DEFAULTS, SIM_DEFAULTS, EvalSpec, SpecError, node_table
 from aiv_offline_sim.offline_sim_parameters import SIM_PARAMETERS
 from aiv_verifier.verifier_parameters import config_parameter_defaults, verifier_parameters
 

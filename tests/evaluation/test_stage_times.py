@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aiv_eval.bench import ModeTiming, format_report
-from aiv_eval.stage_times import (
+from aiv_eval.bench.ros_vs_inprocess import ModeTiming, format_report
+from aiv_eval.bench.stage_times import (
     STEPS,
     format_breakdown,
     overhead_breakdown,

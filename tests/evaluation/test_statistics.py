@@ -13,7 +13,7 @@ from aiv_eval import (
     paired_bootstrap_diff,
     wilson_interval,
 )
-from aiv_eval.statistics import z_value
+from aiv_eval.analysis.statistics import z_value
 
 
 @pytest.mark.parametrize(

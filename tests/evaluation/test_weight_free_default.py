@@ -12,7 +12,7 @@ import sys
 
 PROBE = """
 import json, sys
-import aiv_verifier.verifier_node, aiv_eval.cli, aiv_eval.in_process
+import aiv_verifier.verifier_node, aiv_eval.cli, aiv_eval.run.in_process
 from aiv_verifier.agent.factory import AgentFactory
 from aiv_common.setting_tree import nested_config
 from aiv_verifier.verifier_parameters import config_parameter_defaults

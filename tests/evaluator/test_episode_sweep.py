@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from aiv_eval.in_process import run_in_process
-from aiv_eval.research.episode_sweep import audit_table, distractor_breakdown, perturb
-from aiv_eval.research.episode_sweep import main as sweep_main
+from aiv_eval.run.in_process import run_in_process
+from aiv_studies.episode_sweep import audit_table, distractor_breakdown, perturb
+from aiv_studies.episode_sweep import main as sweep_main
 from aiv_verifier.claims import CLAIM_KINDS
 from support.eval_specs import oracle_veto_spec
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from aiv_eval.cli import main as aiv_eval
-from aiv_eval.in_flight import run_in_flight
-from aiv_eval.in_process import run_in_process
+from aiv_eval.run.in_flight import run_in_flight
+from aiv_eval.run.in_process import run_in_process
 from support.eval_specs import ORACLE_VETO_PARAMS, oracle_veto_spec
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from aiv_eval.cli import main as aiv_eval
 from aiv_eval.evidence.trust_metrics import auroc, brier_score, expected_calibration_error, view_difficulty
-from aiv_eval.records import EpisodeRecord
-from aiv_eval.results_store import load_run
+from aiv_eval.records.episode import EpisodeRecord
+from aiv_eval.records.store import load_run
 from aiv_verifier.core.types import Decision
 from aiv_verifier.evidence_tables import EvidenceFileError, load_calibration, load_visibility
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from aiv_eval.cli import main as aiv_eval
-from aiv_eval.in_process import run_in_process
-from aiv_eval.spec import EvalSpec, SpecError
+from aiv_eval.run.in_process import run_in_process
+from aiv_eval.run.spec import EvalSpec, SpecError
 from support.eval_specs import ORACLE_VETO_PARAMS, oracle_veto_spec
 
 _spec = oracle_veto_spec

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from aiv_eval import load_run
+from aiv_eval.analysis.metrics import metrics_for_run
 from aiv_eval.cli import main as aiv_eval
-from aiv_eval.in_process import run_in_process
 from aiv_eval.interchange import reference_metrics_part
-from aiv_eval.metrics import metrics_for_run
+from aiv_eval.run.in_process import run_in_process
 from support.eval_specs import oracle_veto_spec
 
 

@@ -70,7 +70,7 @@ def test_the_simulator_serves_the_tour_bags_and_all_nodes_share_the_clock_settin
 
 def test_its_default_params_file_declares_every_name_it_overrides():
     """The overrides are parameters the nodes declare (a typo would stop the node at start-up)."""
-    from aiv_eval.spec import node_table
+    from aiv_eval.run.spec import node_table
 
     nodes = _nodes(_tree())
     for name, call in nodes.items():

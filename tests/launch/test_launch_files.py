@@ -83,7 +83,7 @@ def test_launch_description_builds(path):
 
 def test_offline_eval_launch_gives_every_node_a_section_of_the_installed_params_file():
     """The three nodes it starts find their parameters in the default file, which aiv-eval reads too."""
-    from aiv_eval.spec import EvalSpec
+    from aiv_eval.run.spec import EvalSpec
 
     path = REPO_ROOT / "launch" / "offline_eval.launch.py"
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from aiv_eval.cli import main as aiv_eval
-from aiv_eval.in_process import run_in_process
+from aiv_eval.run.in_process import run_in_process
 from aiv_verifier.agent.embedding import EmbeddingAgent, EmbeddingSession, session_texts
 from aiv_verifier.agent.embedding_rules import EmbeddingRules, cross_view_score
 from aiv_verifier.agent.factory import ConfigError, build_model_agent

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from aiv_eval.in_process import run_in_process
+from aiv_eval.run.in_process import run_in_process
 from aiv_models.embedding import EmbeddingModel
 from aiv_verifier.agent.embedding import EmbeddingAgent
 from aiv_verifier.agent.settings import AgentSettings

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from aiv_common.setting_tree import nested_config
 from aiv_dataset.layout import PInVerifyDataset
-from aiv_eval.env_port import run_env_episode
-from aiv_eval.in_process import run_in_process
-from aiv_eval.spec import EvalSpec
+from aiv_eval.run.env_port import run_env_episode
+from aiv_eval.run.in_process import run_in_process
+from aiv_eval.run.spec import EvalSpec
 from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import pair_key
 from aiv_verifier.agent.factory import AgentFactory, ConfigError

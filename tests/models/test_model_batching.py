@@ -25,8 +25,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pytest
-from aiv_eval.in_flight import LockedDetector, in_flight_problem, shared_detector
-from aiv_eval.in_process import run_in_process
+from aiv_eval.run.in_flight import LockedDetector, in_flight_problem, shared_detector
+from aiv_eval.run.in_process import run_in_process
 from aiv_models.embedding import EmbeddingModel, TextCache
 from aiv_verifier.agent.embedding import EMBEDDING_FAILED, EmbeddingAgent
 from aiv_verifier.agent.settings import AgentSettings

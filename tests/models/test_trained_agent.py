@@ -379,7 +379,7 @@ def episode_model(prompt: str, images: Sequence[np.ndarray]) -> str:
 
 
 def trained_spec(tmp_path: Path, root: Path, name: str, *overrides: str):
-    from aiv_eval.spec import EvalSpec
+    from aiv_eval.run.spec import EvalSpec
 
     params = tmp_path / f"{name}.yaml"
     params.write_text(TRAINED_PARAMS.format(run_dir=tmp_path / name))
@@ -391,7 +391,7 @@ def trained_spec(tmp_path: Path, root: Path, name: str, *overrides: str):
 def test_whole_episodes_in_process_and_in_flight_give_identical_records(
     tmp_path: Path, micro_root: Path
 ) -> None:
-    from aiv_eval.in_process import run_in_process
+    from aiv_eval.run.in_process import run_in_process
 
     model = Scripted(episode_model)
     one = run_in_process(trained_spec(tmp_path, micro_root, "one"), language_model=model).run_dir
@@ -413,7 +413,7 @@ def test_whole_episodes_in_process_and_in_flight_give_identical_records(
 
 
 def test_whole_episodes_over_the_openai_transport(tmp_path: Path, micro_root: Path, no_network: None) -> None:
-    from aiv_eval.in_process import run_in_process
+    from aiv_eval.run.in_process import run_in_process
     from aiv_models.openai_server import OpenAICompatibleServer
 
     seen: list[ChatRequest] = []
@@ -439,8 +439,8 @@ def test_whole_episodes_over_the_openai_transport(tmp_path: Path, micro_root: Pa
 
 
 def test_episodes_in_flight_is_refused_where_it_is_not_safe(tmp_path: Path, micro_root: Path) -> None:
-    from aiv_eval.in_flight import in_flight_problem
-    from aiv_eval.spec import SpecError
+    from aiv_eval.run.in_flight import in_flight_problem
+    from aiv_eval.run.spec import SpecError
 
     with pytest.raises(SpecError, match="episodes_in_flight"):
         trained_spec(tmp_path, micro_root, "bad", "evaluator.episodes_in_flight=0")

@@ -16,7 +16,7 @@ import pytest
 from aiv_dataset import PInVerifyDataset
 from aiv_dataset.levels import level_tag_suffix
 from aiv_dataset.vocabulary import DIRECTIONS, MoveOutcome
-from aiv_eval.env_port import EnvPort
+from aiv_eval.run.env_port import EnvPort
 from aiv_offline_sim.environment import Action, InvalidActionError, PInVerifyEnv, StepInfo
 from aiv_offline_sim.episode_service import EpisodeService
 from aiv_verifier.agent.port import FrameRequest

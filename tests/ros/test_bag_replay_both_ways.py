@@ -28,8 +28,8 @@ from aiv_bags_ros.session_bag import SessionBagError
 from aiv_bags_ros.session_reader import read_session
 from aiv_common.action_waits import call_idempotent
 from aiv_common.stamps import stamp_to_nanoseconds
-from aiv_eval.ros_mode import RosEvaluation
-from aiv_eval.spec import EvalSpec
+from aiv_eval.run.ros_mode import RosEvaluation
+from aiv_eval.run.spec import EvalSpec
 from aiv_interfaces.srv import StartEpisode
 from support.ros_harness import DEFAULT_TIMEOUT_S, wait_until
 

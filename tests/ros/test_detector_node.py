@@ -23,7 +23,7 @@ import pytest
 from aiv_common.action_waits import send_goal_confirmed
 from aiv_common.image_conversion import numpy_to_imgmsg
 from aiv_common.stamps import stamp_to_nanoseconds
-from aiv_eval.episode_client import EpisodeRequest, RosEpisodeClient
+from aiv_eval.run.episode_client import EpisodeRequest, RosEpisodeClient
 from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import Detection2DArray, Verdict
 from aiv_verifier.core.crop import NO_BOX_CONFIDENCE, padded_box

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from aiv_eval.in_process import run_in_process
-from aiv_eval.ros_mode import RosEvaluation
+from aiv_eval.run.in_process import run_in_process
+from aiv_eval.run.ros_mode import RosEvaluation
 from support.embedding_episodes import (
     MIXED_OBJECT,
     colour_dataset,

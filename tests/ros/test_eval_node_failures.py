@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from aiv_eval.ros_mode import NodeConfigurationError, RosEvaluation, absolute_paths, exit_reason
-from aiv_eval.spec import EvalSpec
+from aiv_eval.run.ros_mode import NodeConfigurationError, RosEvaluation, absolute_paths, exit_reason
+from aiv_eval.run.spec import EvalSpec
 from support.ros_harness import wait_until
 from support.tiny_dataset import EpisodeSpec, TinyDataset, ring
 

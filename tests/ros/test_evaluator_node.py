@@ -24,8 +24,8 @@ import pytest
 from action_msgs.msg import GoalStatus
 from aiv_common.action_waits import ServerLostError, action_server_watch, send_goal_confirmed
 from aiv_dataset.layout import PInVerifyDataset
-from aiv_eval.in_process import run_in_process
-from aiv_eval.ros_mode import ManagedNode, RosEvaluation, executable_path
+from aiv_eval.run.in_process import run_in_process
+from aiv_eval.run.ros_mode import ManagedNode, RosEvaluation, executable_path
 from aiv_interfaces.action import MoveToSector
 from aiv_offline_sim.environment import PInVerifyEnv
 from rclpy.action import ActionClient, ActionServer

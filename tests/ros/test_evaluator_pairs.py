@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 from aiv_dataset.layout import PInVerifyDataset
-from aiv_eval.in_process import run_in_process
-from aiv_eval.pairs import in_pair
-from aiv_eval.ros_mode import RosEvaluation, absolute_paths
+from aiv_eval.run.in_process import run_in_process
+from aiv_eval.run.pairs import in_pair
+from aiv_eval.run.ros_mode import RosEvaluation, absolute_paths
 from aiv_offline_sim.episode_service import pair_key
 from support.pair_faults import VerifierKiller
 from support.ros_harness import wait_until

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aiv_eval.in_process import run_in_process
+from aiv_eval.run.in_process import run_in_process
 from evaluation.leveled import leveled_copy
 from support.ros_runs import result_lines, ros_evaluation, ros_spec, scored_metrics
 

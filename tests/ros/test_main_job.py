@@ -1,5 +1,5 @@
 """`make demo`'s script end to end: the weight-free default over ROS on a small generated dataset, with as many
-simulator + verifier pairs as the machine's cores allow (``aiv_eval.pairs.demo_pair_count``)."""
+simulator + verifier pairs as the machine's cores allow (``aiv_eval.run.pairs.demo_pair_count``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from aiv_eval.pairs import demo_pair_count, demo_pair_names
+from aiv_eval.run.pairs import demo_pair_count, demo_pair_names
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from aiv_dataset.layout import PInVerifyDataset
-from aiv_eval.episode_client import EpisodeRequest, RosEpisodeClient
+from aiv_eval.run.episode_client import EpisodeRequest, RosEpisodeClient
 from aiv_interfaces.msg import Verdict
 from aiv_offline_sim.episode_service import pair_key
 from support import offline_models, tiny_vlm

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from aiv_eval.cli import main as aiv_eval
-from aiv_eval.episode_client import EpisodeRequest, RosEpisodeClient
+from aiv_eval.run.episode_client import EpisodeRequest, RosEpisodeClient
 from aiv_interfaces.msg import Verdict
 from aiv_models.openai_server import Fault
 from aiv_verifier.verdict_codes import model_calls_from_timings

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from aiv_common.action_waits import send_goal_confirmed
 from aiv_dataset.query_rules import description_problem
-from aiv_eval.episode_client import EpisodeRequest, RosEpisodeClient
+from aiv_eval.run.episode_client import EpisodeRequest, RosEpisodeClient
 from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import Verdict
 from rclpy.action import ActionClient

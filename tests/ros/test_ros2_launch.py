@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 import pytest
 from aiv_dataset.layout import PInVerifyDataset
-from aiv_eval.in_process import run_in_process
+from aiv_eval.run.in_process import run_in_process
 from aiv_interfaces.action import VerifyInstance
 from aiv_interfaces.msg import StepReport
 from aiv_offline_sim.episode_service import pair_key

@@ -23,9 +23,9 @@ from aiv_bags.cli import main as aiv_bag
 from aiv_bags_ros.replay import build_factory, replay_bag, replay_values, step_differences
 from aiv_bags_ros.session_bag import SessionBagError, project_type_definitions
 from aiv_bags_ros.session_reader import read_session
-from aiv_eval.env_port import EnvPort, play_episode
-from aiv_eval.in_process import load_evaluation_inputs
-from aiv_eval.ros_mode import RosEvaluation, executable_path
+from aiv_eval.run.env_port import EnvPort, play_episode
+from aiv_eval.run.in_process import load_evaluation_inputs
+from aiv_eval.run.ros_mode import RosEvaluation, executable_path
 from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import EpisodeService
 from aiv_verifier.ros_messages import step_report

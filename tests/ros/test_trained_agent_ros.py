@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiv_eval.in_process import run_in_process
-from aiv_eval.ros_mode import RosEvaluation
-from aiv_eval.spec import EvalSpec
+from aiv_eval.run.in_process import run_in_process
+from aiv_eval.run.ros_mode import RosEvaluation
+from aiv_eval.run.spec import EvalSpec
 from aiv_models.chat import ChatRequest
 from support.embedding_episodes import paint_views, records_of
 from support.llm_server import MODEL_NAME, serving

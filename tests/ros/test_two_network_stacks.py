@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 from aiv_dataset.layout import PInVerifyDataset
-from aiv_eval.in_process import run_in_process
-from aiv_eval.ros_mode import absolute_paths
+from aiv_eval.run.in_process import run_in_process
+from aiv_eval.run.ros_mode import absolute_paths
 from aiv_interfaces.msg import StepReport
 from aiv_offline_sim.episode_service import pair_key
 from support.eval_specs import oracle_veto_spec

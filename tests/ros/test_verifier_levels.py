@@ -23,8 +23,8 @@ from aiv_common.setting_tree import nested_config
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_dataset.levels import LEVEL_DIRECTIONS, level_tag_suffix
 from aiv_dataset.vocabulary import DIRECTION_OFFSETS, SECTOR_COUNT
-from aiv_eval.env_port import run_env_episode
-from aiv_eval.episode_client import EpisodeRequest, RosEpisodeClient
+from aiv_eval.run.env_port import run_env_episode
+from aiv_eval.run.episode_client import EpisodeRequest, RosEpisodeClient
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import GroundTruthView, SectorViewpoint, Verdict
 from aiv_offline_sim.environment import PInVerifyEnv

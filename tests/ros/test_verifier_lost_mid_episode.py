@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from aiv_dataset.layout import PInVerifyDataset
-from aiv_eval.in_process import run_in_process
+from aiv_eval.run.in_process import run_in_process
 from aiv_offline_sim.episode_service import pair_key
 from support.pair_faults import VerifierKiller
 from support.ros_runs import CLASSICAL_DEFAULT

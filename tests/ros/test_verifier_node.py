@@ -14,8 +14,8 @@ from aiv_common.action_waits import send_goal_confirmed
 from aiv_common.image_conversion import numpy_to_imgmsg
 from aiv_common.setting_tree import nested_config
 from aiv_dataset.layout import PInVerifyDataset
-from aiv_eval.env_port import run_env_episode
-from aiv_eval.episode_client import EpisodeInfrastructureError, EpisodeRequest, RosEpisodeClient
+from aiv_eval.run.env_port import run_env_episode
+from aiv_eval.run.episode_client import EpisodeInfrastructureError, EpisodeRequest, RosEpisodeClient
 from aiv_interfaces.action import MoveToSector, VerifyInstance
 from aiv_interfaces.msg import GroundTruthView, Verdict
 from aiv_offline_sim.environment import PInVerifyEnv

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from aiv_common.image_conversion import numpy_to_imgmsg
 from aiv_common.stamps import stamp_to_nanoseconds
-from aiv_eval.episode_client import EpisodeRequest, RosEpisodeClient
+from aiv_eval.run.episode_client import EpisodeRequest, RosEpisodeClient
 from aiv_interfaces.msg import Detection2D, Detection2DArray, Verdict
 from aiv_verifier.core.crop import NO_BOX_CONFIDENCE, padded_box
 from aiv_verifier.ros_messages import BadDetections, checked_detections

@@ -129,7 +129,7 @@ def colour_spec(
     nbv: str = "farthest",
 ) -> Any:
     """An EvalSpec of the embedding agent ``kind`` over the colour dataset, writing to ``tmp_path/name``."""
-    from aiv_eval.spec import EvalSpec
+    from aiv_eval.run.spec import EvalSpec
 
     params = tmp_path / f"{name}.yaml"
     params.write_text(

@@ -20,7 +20,7 @@ evaluator:
 
 def oracle_veto_spec(tmp_path: Path, root: Path, name: str, *overrides: str):
     """An EvalSpec writing to ``tmp_path/name``, every node pointed at the dataset ``root``."""
-    from aiv_eval.spec import EvalSpec
+    from aiv_eval.run.spec import EvalSpec
 
     params = tmp_path / f"{name}.yaml"
     params.write_text(ORACLE_VETO_PARAMS.format(run_dir=tmp_path / name))

@@ -24,6 +24,7 @@ PROJECT_PACKAGES = (
     "aiv_offline_sim",
     "aiv_verifier",
     "aiv_eval",
+    "aiv_studies",
     "aiv_bags",
     "aiv_bags_ros",
     "aiv_robot_sim",

@@ -19,7 +19,7 @@ def ros_spec(tmp_path: Path, root: Path, name: str, *overrides: str) -> Any:
 
 def ros_evaluation(spec: Any, tmp_path: Path) -> Any:
     """The spec's evaluation over ROS, the evaluator's output in ``tmp_path/<run name>-evaluator.log``."""
-    from aiv_eval.ros_mode import RosEvaluation
+    from aiv_eval.run.ros_mode import RosEvaluation
 
     return RosEvaluation(spec, evaluator_output=tmp_path / f"{spec.run_dir.name}-evaluator.log")
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from aiv_checks.checks.category import focal_px
 from aiv_dataset.vocabulary import BENCHMARK_INTRINSICS
-from aiv_eval.env_port import focal_of
+from aiv_eval.run.env_port import focal_of
 from aiv_offline_sim.episode_service import camera_matrix
 from aiv_verifier.agent.port import FrameRequest
 from aiv_verifier.camera_model import LatestCamera, PinholeCamera, camera_from_info

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from aiv_dataset.layout import PInVerifyDataset
 from aiv_dataset.vocabulary import MoveOutcome
-from aiv_eval.env_port import EnvPort, frame_from_observation, run_env_episode
+from aiv_eval.run.env_port import EnvPort, frame_from_observation, run_env_episode
 from aiv_offline_sim.environment import Action, PInVerifyEnv
 from aiv_verifier.agent.episode_loop import run_episode
 from aiv_verifier.agent.factory import AgentFactory

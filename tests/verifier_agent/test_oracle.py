@@ -17,7 +17,7 @@ from aiv_dataset.privileged_truth import (
     PrivilegedTruthError,
     TruthSlot,
 )
-from aiv_eval.research.oracle_audit import OracleEpisode, audit_episode, observable
+from aiv_studies.oracle_audit import OracleEpisode, audit_episode, observable
 from aiv_verifier.core.types import Attribute, Decision
 from aiv_verifier.verification.base import PrivilegedViewInfo, VerifierError, ViewInput
 from aiv_verifier.verification.oracle import NoiseModel, NoisyOracleVerifier, OracleVerifier

@@ -2,7 +2,7 @@
 
 "Perfect verification" is not accuracy 1.0: a distractor may differ only on a side no visited view shows, or in
 something the descriptions never mention. The honest property, checked with the independent audit of
-:mod:`aiv_eval.research.oracle_audit`:
+:mod:`aiv_studies.oracle_audit`:
 
 - every per-view oracle answer equals the audit's reference answer from the privileged ground truth;
 - every episode whose deciding evidence was observed in a verified view is answered correctly (veto fusion);
@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aiv_eval.research.oracle_audit import (
+from aiv_studies.oracle_audit import (
     BUG_ORACLE_MISSED,
     FUSION_OVERRULED,
     NOTHING_CHECKABLE,

@@ -30,7 +30,7 @@ from aiv_checks import ClassicalSettings, ClassicalVerifier
 from aiv_checks.checks.category import CategorySettings
 from aiv_common.parameter_spec import parameter_defaults
 from aiv_common.setting_tree import nested_config
-from aiv_eval.research.episode_sweep import perturb
+from aiv_studies.episode_sweep import perturb
 from aiv_verifier.agent.factory import build_verifier
 from aiv_verifier.core.types import Decision
 from aiv_verifier.verifier_parameters import verifier_parameters

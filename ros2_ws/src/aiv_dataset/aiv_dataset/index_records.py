@@ -290,7 +290,7 @@ def _repeated_pairs(
 
     Two lines name the same pair when they share ``episode_path`` and ``query_object_id`` (the episode the
     simulator loads and the query it hands out), or when they share the key results are filed under
-    (``scene``/``episode``/``query_object_id``, see ``aiv_eval.records.make_episode_key``): either way the
+    (``scene``/``episode``/``query_object_id``, see ``aiv_eval.records.episode.make_episode_key``): either way the
     evaluator would score one pair twice.
     """
     by_episode: dict[tuple[str, str], int] = {}

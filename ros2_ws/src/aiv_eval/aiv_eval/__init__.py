@@ -1,6 +1,19 @@
-"""Benchmark evaluation: episode records, the resumable results store, metrics, statistics, run comparison,
-progress display and reports (all ROS-free), plus the runners that produce records — in-process, over ROS
-(evaluator node), bench — and research tools (``aiv_eval.research``).
+"""Benchmark evaluation: runs a configuration over a benchmark index, records every episode, scores and reports.
+
+The sub-packages, one job each:
+
+- :mod:`.run` — running an evaluation: the ``evaluator`` node, the in-process mode, the loop both share, the
+  evaluation spec, run identity, simulator + verifier pairs, episodes in flight;
+- :mod:`.records` — what a run writes: episode records, the resumable results store, transcripts, scoring;
+- :mod:`.analysis` — what is read from finished runs: metrics, statistics, run comparison;
+- :mod:`.report` — ``report.md`` / ``report.html`` and their charts;
+- :mod:`.evidence` — calibration and trust tables fitted from runs and surveys;
+- :mod:`.interchange` — results exchanged with the reference implementation;
+- :mod:`.bench` — benchmarks of the ROS path, served models and batching.
+
+At the top: the ``aiv-eval`` command line (:mod:`.cli`, :mod:`.analysis_cli`) and the heights / A-B comparison
+(:mod:`.heights`). The weight-free verifier's research studies are a package of their own (``aiv_studies``),
+which no module here imports. The records, store, metrics and reports are ROS-free.
 
 Evaluator integration (what a runner calls)::
 
@@ -25,10 +38,21 @@ Evaluator integration (what a runner calls)::
 
 from typing import TYPE_CHECKING
 
-from .compare import compare_runs, format_comparison_markdown, format_runs_table_markdown, runs_table_rows
-from .metrics import compute_metrics, metrics_for_run, write_metrics
-from .progress import ProgressBar, format_duration
-from .records import (
+from .analysis.compare import (
+    compare_runs,
+    format_comparison_markdown,
+    format_runs_table_markdown,
+    runs_table_rows,
+)
+from .analysis.metrics import compute_metrics, metrics_for_run, write_metrics
+from .analysis.statistics import (
+    cluster_bootstrap_ci,
+    mcnemar_exact,
+    mcnemar_exact_p,
+    paired_bootstrap_diff,
+    wilson_interval,
+)
+from .records.episode import (
     AttributeObservation,
     EpisodeRecord,
     RecordError,
@@ -40,7 +64,7 @@ from .records import (
     is_prediction_correct,
     make_episode_key,
 )
-from .results_store import (
+from .records.store import (
     ConfigMismatchError,
     CorruptResultsError,
     DuplicateEpisodeError,
@@ -52,13 +76,7 @@ from .results_store import (
     StoreError,
     load_run,
 )
-from .statistics import (
-    cluster_bootstrap_ci,
-    mcnemar_exact,
-    mcnemar_exact_p,
-    paired_bootstrap_diff,
-    wilson_interval,
-)
+from .run.progress import ProgressBar, format_duration
 
 if TYPE_CHECKING:
     from .report import write_report

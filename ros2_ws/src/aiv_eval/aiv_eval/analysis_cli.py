@@ -21,10 +21,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .compare import CompareError, compare_runs, format_comparison_markdown, runs_table_markdown
-from .metrics import write_metrics
-from .results_store import METRICS_FILE, RunDirWriteError, StoreError
-from .statistics import DEFAULT_RESAMPLES, DEFAULT_SEED
+from .analysis.compare import CompareError, compare_runs, format_comparison_markdown, runs_table_markdown
+from .analysis.metrics import write_metrics
+from .analysis.statistics import DEFAULT_RESAMPLES, DEFAULT_SEED
+from .records.store import METRICS_FILE, RunDirWriteError, StoreError
 
 
 def _existing_wall_time(run_dir: Path) -> float | None:
@@ -79,7 +79,7 @@ def _cmd_table(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .metrics import metrics_for_run
+    from .analysis.metrics import metrics_for_run
     from .report import write_report
 
     primary = Path(args.run_dirs[0])

@@ -20,22 +20,19 @@ import itertools
 import signal
 import sys
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from .analysis_cli import add_analysis_subcommands, run_command
+from .bench.cli import add_bench_subcommands
 from .evidence.cli import add_evidence_subcommands
 from .evidence.trust_pool import add_trust_pool_subcommand
 from .evidence.trust_table import add_trust_table_subcommand
 from .heights import add_heights_subcommand
 from .interchange.cli import add_interchange_subcommands
-from .llm_bench import add_llm_bench_subcommand
-from .model_bench import add_bench_models_subcommand
-from .pairs import pair_count_argument
-from .preflight import check_evidence_tables as check_evidence_tables
-from .run_names import safe_run_name as safe_run_name
-from .spec import EvalSpec, SpecError
+from .run.preflight import check_evidence_tables as check_evidence_tables
+from .run.run_names import safe_run_name as safe_run_name
+from .run.spec import EvalSpec, SpecError
 
 
 def _sweep_axes(items: Sequence[str]) -> list[tuple[str, list[str]]]:
@@ -58,13 +55,13 @@ def _run_one(spec: EvalSpec, mode: str, record_bags: bool = False) -> tuple[Path
         raise SpecError("--record-bags records what crosses DDS: it needs --mode ros")
     check_evidence_tables(spec)  # a bad calibration or visibility file stops both modes before anything runs
     if mode == "inprocess":
-        from .in_process import run_in_process
+        from .run.in_process import run_in_process
 
         outcome = run_in_process(spec)
         return outcome.run_dir, outcome.complete
-    from .in_flight import in_flight_problem
-    from .in_process import load_evaluation_inputs
-    from .ros_mode import RosEvaluation
+    from .run.in_flight import in_flight_problem
+    from .run.in_process import load_evaluation_inputs
+    from .run.ros_mode import RosEvaluation
 
     problem = in_flight_problem(int(spec.evaluator["episodes_in_flight"]), "", "ros")
     if problem is not None:
@@ -126,7 +123,7 @@ def _unscored(run_dir: Path) -> str:
     server that answered none of an episode's calls among them) and the commonest reason."""
     import json
 
-    from .results_store import METRICS_FILE
+    from .records.store import METRICS_FILE
 
     try:
         failures = json.loads((run_dir / METRICS_FILE).read_text(encoding="utf-8"))["infra_failures"]
@@ -147,20 +144,6 @@ def _print_table(run_dirs: Sequence[Path]) -> None:
     from . import format_runs_table_markdown, load_run, runs_table_rows
 
     print(format_runs_table_markdown(runs_table_rows([load_run(run_dir) for run_dir in run_dirs])))
-
-
-def _bench(args: argparse.Namespace) -> int:
-    from .bench import bench
-    from .pairs import demo_pair_count
-
-    out = Path(args.out) if args.out else Path("runs") / "bench" / time.strftime("%Y%m%d-%H%M%S")
-    pairs = demo_pair_count() if args.pairs is None else args.pairs
-    report, identical = bench(
-        Path(args.params), list(args.set or []), out, args.dataset, args.record_bags, pairs=pairs
-    )
-    print(report)
-    print(f"runs and logs: {out}")
-    return 0 if identical else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -187,25 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--table", action="store_true", help="print the metrics table of each run")
     run.add_argument("--report", action="store_true", help="write report.md / report.html afterwards")
     run.set_defaults(func=_run)
-    bench = sub.add_parser("bench", help="time the ROS path against the in-process path on one slice")
-    bench.add_argument("params", help="params YAML with offline_sim / verifier / evaluator sections")
-    bench.add_argument("--dataset", help="dataset root for every node (overrides the YAML)")
-    bench.add_argument("--set", action="append", metavar="NODE.PARAM=VALUE", help="override one parameter")
-    bench.add_argument("--out", help="empty directory for both runs (default runs/bench/<time>)")
-    bench.add_argument(
-        "--record-bags",
-        action="store_true",
-        help="also run over ROS with a session recorder: record overhead per step, bag sizes, replay speed",
-    )
-    bench.add_argument(
-        "--pairs",
-        type=pair_count_argument,
-        help="also run over ROS with this many simulator + verifier pairs (default: make demo's rule, one per "
-        "CPU core, at most 8, memory allowing; 1 = no such run)",
-    )
-    bench.set_defaults(func=_bench)
-    add_llm_bench_subcommand(sub)
-    add_bench_models_subcommand(sub)
+    add_bench_subcommands(sub)
     add_analysis_subcommands(sub)
     add_evidence_subcommands(sub)
     add_trust_table_subcommand(sub)

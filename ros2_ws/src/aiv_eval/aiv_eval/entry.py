@@ -12,7 +12,7 @@ from aiv_common.stop_signals import run_entry_point
 
 
 def _node_main() -> Callable[[], int]:
-    from .evaluator_node import main
+    from .run.evaluator_node import main
 
     return main
 

@@ -5,7 +5,7 @@ episodes (same pairs, same start views, same seeds); the only difference is ``of
 ``eye`` drops every view off eye level before the sector map is built (the episodes play as one-level
 episodes), ``all`` serves them. What the heights buy is then a paired difference, not two unrelated numbers:
 the accuracy difference and the step difference each get a bootstrap interval that resamples target
-instances jointly in both arms (:mod:`.compare`, :mod:`.statistics`), with McNemar's exact test on the
+instances jointly in both arms (:mod:`.analysis.compare`, :mod:`.analysis.statistics`), with McNemar's exact test on the
 accuracy.
 
 ``--ab NODE.PARAM=A,B`` compares two values of any other parameter the same way instead (both arms with every
@@ -15,7 +15,7 @@ The table puts the arms side by side: accuracy, accuracy per pair type, ASD, YES
 acceptance (true objects answered YES, out of the positives), extra steps, and the acceptance ceiling per arm
 when ``--ceiling`` asks for it (the positives whose every claim the exact oracle can judge from a served view).
 ``heights.json`` beside the arms' run directories keeps every figure, with each arm's "views by height level"
-block (:func:`.metrics.level_stats`).
+block (:func:`.analysis.metrics.level_stats`).
 """
 
 from __future__ import annotations
@@ -33,15 +33,15 @@ from typing import Any
 
 from aiv_dataset.constants import PAIR_TYPES
 
-from .compare import compare_runs, format_comparison_markdown, md_escape
+from .analysis.compare import compare_runs, format_comparison_markdown, md_escape
+from .analysis.metrics import compute_metrics
+from .analysis.statistics import DEFAULT_RESAMPLES, DEFAULT_SEED, paired_bootstrap_diff
 from .evidence.trust_metrics import trust_row
-from .metrics import compute_metrics
-from .preflight import check_evidence_tables
-from .records import EpisodeRecord
-from .results_store import LoadedRun, load_run
-from .run_names import safe_run_name
-from .spec import EvalSpec, SpecError
-from .statistics import DEFAULT_RESAMPLES, DEFAULT_SEED, paired_bootstrap_diff
+from .records.episode import EpisodeRecord
+from .records.store import LoadedRun, load_run
+from .run.preflight import check_evidence_tables
+from .run.run_names import safe_run_name
+from .run.spec import EvalSpec, SpecError
 
 #: The simulator parameter that restricts a run to eye level (``aiv_offline_sim``: "all" or "eye").
 HEIGHT_LEVELS_PARAMETER = "offline_sim.height_levels"
@@ -126,7 +126,7 @@ def _common_pairs(a: LoadedRun, b: LoadedRun) -> list[tuple[EpisodeRecord, Episo
 def paired_differences(
     a: LoadedRun, b: LoadedRun, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
 ) -> dict[str, Any]:
-    """B − A on the common episodes: accuracy (with McNemar, per pair type: :func:`.compare.compare_runs`),
+    """B − A on the common episodes: accuracy (with McNemar, per pair type: :func:`.analysis.compare.compare_runs`),
     steps and acceptance of the positives, each with a paired bootstrap interval over target instances."""
     comparison = compare_runs(a, b, resamples=resamples, seed=seed)
     pairs = _common_pairs(a, b)
@@ -239,7 +239,7 @@ def run_arms(
 ) -> dict[str, Any]:
     """Evaluate each arm in-process into ``out/<arm>`` and compare them paired; returns the JSON document."""
     from .evidence.trust_table import acceptance_ceiling
-    from .in_process import run_in_process
+    from .run.in_process import run_in_process
 
     # Every arm's configuration is checked before the first one runs.
     specs = [arm_spec(params, dataset, overrides, arm, out) for arm in arms]

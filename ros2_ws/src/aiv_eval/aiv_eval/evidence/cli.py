@@ -24,7 +24,7 @@ from aiv_verifier.evidence_tables import (
     visibility_document,
 )
 
-from ..spec import EvalSpec, SpecError
+from ..run.spec import EvalSpec, SpecError
 from .calibration import fit_backend
 from .survey import SurveyPair, SurveySource, pair_from_json, pair_to_json, survey_pairs
 from .visibility_fit import visibility_level_rows, visibility_rows

@@ -37,8 +37,8 @@ from aiv_verifier.detection.base import BoxMode, crop_view
 from aiv_verifier.query.types import QueryMode
 from aiv_verifier.verification.oracle import OracleVerifier, claim_truth
 
-from ..category_hint import benchmark_category_hint
-from ..env_port import frame_from_observation
+from ..run.category_hint import benchmark_category_hint
+from ..run.env_port import frame_from_observation
 
 
 @dataclass(frozen=True)

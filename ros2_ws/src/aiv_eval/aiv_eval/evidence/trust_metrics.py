@@ -32,7 +32,7 @@ from typing import Any
 
 from aiv_verifier.core.evidence import wilson_interval
 
-from ..records import EpisodeRecord
+from ..records.episode import EpisodeRecord
 
 HARD_BELOW = 0.33
 EASY_ABOVE = 0.66

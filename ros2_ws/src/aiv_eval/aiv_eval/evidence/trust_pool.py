@@ -21,7 +21,7 @@ from typing import Any
 
 from aiv_verifier.core.evidence import wilson_interval
 
-from ..spec import SpecError
+from ..run.spec import SpecError
 from .trust_metrics import auroc, brier_score, expected_calibration_error
 
 Episode = tuple[int, str, int, str, float]  # label, prediction, steps, pair type, score

@@ -38,11 +38,11 @@ from aiv_verifier.evidence_tables import (
     resolve_table_path,
 )
 
-from ..in_process import run_in_process
-from ..records import make_episode_key
+from ..records.episode import make_episode_key
+from ..records.store import load_run
 from ..report.trust_page import render_trust_page
-from ..results_store import load_run
-from ..spec import EvalSpec, SpecError
+from ..run.in_process import run_in_process
+from ..run.spec import EvalSpec, SpecError
 from .cli import dataset_origin
 from .survey import SurveySource, survey_pairs
 from .trust_metrics import (

@@ -6,9 +6,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..metrics import compute_metrics
-from ..results_store import LoadedRun
-from ..statistics import DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..analysis.metrics import compute_metrics
+from ..analysis.statistics import DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..records.store import LoadedRun
 from .formats import REFERENCE_METRICS_KEYS
 from .reading import ReferenceResults, read_reference_results
 

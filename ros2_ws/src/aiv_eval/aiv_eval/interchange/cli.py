@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..compare import format_runs_table_markdown, runs_table_rows
-from ..metrics import write_metrics
-from ..statistics import DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..analysis.compare import format_runs_table_markdown, runs_table_rows
+from ..analysis.metrics import write_metrics
+from ..analysis.statistics import DEFAULT_RESAMPLES, DEFAULT_SEED
 from . import (
     ReferenceResults,
     export_reference,

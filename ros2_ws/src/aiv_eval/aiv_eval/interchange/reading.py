@@ -4,7 +4,7 @@ Reading (:func:`read_reference_results`, :func:`import_reference`)
     The reference writes one record per episode (spec §4.2): the run-level ``results.json`` (a JSON list) and,
     per episode, ``<pair_type>/<correct|wrong>/<scene>/<episode_id>/episode.json``. A path given to the reader
     may be a ``results.json``, one ``episode.json``, or a directory: its ``results.json`` if it has one, else
-    every ``episode.json`` below it. Each record becomes an :class:`~aiv_eval.records.EpisodeRecord`, so
+    every ``episode.json`` below it. Each record becomes an :class:`~aiv_eval.records.episode.EpisodeRecord`, so
     ``aiv-eval metrics`` / ``table`` / ``compare`` / ``report`` work on it unchanged.
 
     Required per record: what the reference evaluation always writes and what scoring needs —
@@ -46,7 +46,7 @@ from aiv_dataset.constants import PAIR_TYPES
 from aiv_dataset.errors import DatasetError
 from aiv_dataset.fields import Where, as_bool, as_id, as_int, as_list, as_mapping, as_str, describe
 
-from ..records import (
+from ..records.episode import (
     PREDICTIONS,
     STEP_PREDICTIONS,
     EpisodeRecord,
@@ -55,7 +55,7 @@ from ..records import (
     derive_flip_direction,
     make_episode_key,
 )
-from ..results_store import (
+from ..records.store import (
     CONFIG_INFO_KEYS,
     RESULTS_FILE,
     RUN_FILE,

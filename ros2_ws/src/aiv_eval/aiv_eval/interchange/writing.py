@@ -29,12 +29,12 @@ from aiv_dataset.errors import DatasetError
 from aiv_dataset.index_records import read_pair_index
 from aiv_dataset.vocabulary import DIRECTIONS, SECTOR_COUNT
 
-from ..metrics import compute_metrics
-from ..records import (
+from ..analysis.metrics import compute_metrics
+from ..records.episode import (
     EpisodeRecord,
     TranscriptStep,
 )
-from ..results_store import (
+from ..records.store import (
     LoadedRun,
     load_run,
 )

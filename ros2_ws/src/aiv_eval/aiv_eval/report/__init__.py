@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..metrics import metrics_for_run
-from ..records import EpisodeRecord, is_prediction_correct
-from ..results_store import LoadedRun, load_run
-from ..statistics import DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..analysis.metrics import metrics_for_run
+from ..analysis.statistics import DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..records.episode import EpisodeRecord, is_prediction_correct
+from ..records.store import LoadedRun, load_run
 from .html_report import episode_page_name, render_episode_html, render_index_html
 from .markdown_report import render_markdown
 

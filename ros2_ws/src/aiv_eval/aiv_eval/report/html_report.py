@@ -12,9 +12,9 @@ from typing import Any
 from aiv_dataset.levels import level_name
 from aiv_dataset.vocabulary import DIRECTIONS
 
-from ..compare import runs_table_rows
-from ..records import EpisodeRecord, is_prediction_correct
-from ..results_store import LoadedRun
+from ..analysis.compare import runs_table_rows
+from ..records.episode import EpisodeRecord, is_prediction_correct
+from ..records.store import LoadedRun
 from .charts import (
     ScatterPoint,
     accuracy_asd_scatter_svg,

@@ -7,9 +7,9 @@ from typing import Any
 
 from aiv_dataset.constants import PAIR_TYPES
 
-from ..compare import format_runs_table_markdown, md_escape, runs_table_rows
-from ..records import EpisodeRecord, is_prediction_correct
-from ..results_store import LoadedRun
+from ..analysis.compare import format_runs_table_markdown, md_escape, runs_table_rows
+from ..records.episode import EpisodeRecord, is_prediction_correct
+from ..records.store import LoadedRun
 
 #: Short names of the pair types in tables and charts.
 PAIR_TYPE_LABELS = {"positive": "Pos", "neg_same": "N_S", "neg_diff": "N_D"}

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from aiv_dataset.vocabulary import DIRECTIONS, SECTOR_COUNT
 
-from ..records import FAILED_MOVE_OUTCOMES, EpisodeRecord, direction_offset
+from ..records.episode import FAILED_MOVE_OUTCOMES, EpisodeRecord, direction_offset
 from .figures import chart_style, inline_svg, new_figure
 
 R_OUT, R_IN = 1.0, 0.4

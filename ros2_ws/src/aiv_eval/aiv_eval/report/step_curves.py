@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..records import EpisodeRecord, is_prediction_correct
+from ..records.episode import EpisodeRecord, is_prediction_correct
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ How a query item is judged:
   article, the main colour's bare value, absence phrases): any visible mismatch ⇒ No, all mentioned visible and
   matching ⇒ Yes, otherwise Unsure.
 
-:mod:`aiv_eval.research.oracle_audit` re-derives these answers independently from the same ground truth (studies,
+:mod:`aiv_studies.oracle_audit` re-derives these answers independently from the same ground truth (studies,
 tests), read by the same reader.
 """
 

@@ -13,7 +13,7 @@ verifier is asked, in one call per capture, about
 
 Usage::
 
-    python -m aiv_eval.research.classical_study --dataset data/pv_synthetic_default --split val \
+    python -m aiv_studies.classical_study --dataset data/pv_synthetic_default --split val \
         [--limit N] [--json out.json] [--ocr auto|rapidocr|tesseract|none] [--direct] [--set key=value ...]
 """
 

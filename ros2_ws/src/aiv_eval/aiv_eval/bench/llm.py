@@ -37,7 +37,7 @@ from typing import Any, TextIO
 from aiv_models.chat.images import pixel_digest
 from aiv_models.chat.types import ChatRequest
 
-from .spec import EvalSpec
+from ..run.spec import EvalSpec
 
 AnswerFunction = Callable[[ChatRequest], str]
 
@@ -211,7 +211,7 @@ def bench_llm(
     out.mkdir(parents=True, exist_ok=True)
     from aiv_models.openai_server import OpenAICompatibleServer, transformers_answer
 
-    from .in_process import run_in_process
+    from ..run.in_process import run_in_process
 
     progress = stream if stream is not None else io.StringIO()
     timed = TimedAnswer(transformers_answer(model_dir) if model_dir else deterministic_answer)

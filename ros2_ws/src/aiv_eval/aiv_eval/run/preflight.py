@@ -1,7 +1,8 @@
 """Checks a run's configuration passes before anything runs: its evidence tables load as the verifier's would.
 
-Apart from :mod:`.cli` because the heights / A-B comparison (:mod:`.heights`) checks every arm the same way and
-:mod:`.cli` imports that module to add its subcommand: both import this one instead of each other.
+Apart from :mod:`aiv_eval.cli` because the heights / A-B comparison (:mod:`aiv_eval.heights`) checks every arm
+the same way and :mod:`aiv_eval.cli` imports that module to add its subcommand: both import this one instead
+of each other.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The in-process evaluation mode: the same agent against the same environment, without ROS.
 
 For regression checks and large sweeps. It writes exactly the records the ROS mode writes for the same
-configuration (see ``transcripts.py`` and ``evaluation_loop.py``), into the same resumable store. That includes the
+configuration (see ``records/transcripts.py`` and ``evaluation_loop.py``), into the same resumable store. That includes the
 episodes the ROS mode never plays: a query the simulator will not hand out (``served_descriptions``) and one
 the verifier refuses with its ``max_descriptions`` / ``max_description_chars`` (the query rules of
 ``aiv_dataset.query_rules``, limits from the spec's verifier section) are recorded as the same infrastructure
@@ -39,15 +39,20 @@ from aiv_offline_sim.episode_service import (
 from aiv_verifier.agent.factory import AgentFactory, build_detector, build_language_model
 from aiv_verifier.core.types import LanguageModel
 
-from . import EpisodeRecord
+from .. import EpisodeRecord
+from ..bench.stage_times import STEPS, stage_line
+from ..records.scoring import (
+    failure_record,
+    record_from_session,
+    start_refused_reason,
+    verifier_failed_reason,
+)
 from .category_hint import benchmark_category_hint
 from .crop_thumbnails import CropWriter
 from .env_port import EnvPort, play_episode
 from .evaluation_loop import EmptySelectionError, EpisodeJob, LoopOutcome, evaluate_index, selected_range
 from .in_flight import PerThread, in_flight_problem, shared_detector
-from .scoring import failure_record, record_from_session, start_refused_reason, verifier_failed_reason
 from .spec import EvalSpec, SpecError
-from .stage_times import STEPS, stage_line
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .records import EpisodeRecord, RecordError, dumps_canonical
+from .episode import EpisodeRecord, RecordError, dumps_canonical
 
 LOG = logging.getLogger(__name__)
 

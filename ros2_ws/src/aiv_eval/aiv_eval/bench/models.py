@@ -10,7 +10,7 @@ preprocess / forward and scoring per call, then two ratios measured in the same 
 The detector (``aiv_verifier.detection.grounding_dino``, when that backend is installed): preprocess, forward and
 postprocess per frame.
 
-Then, per model, a view at a time against batched forwards at ``--batch-sizes`` (:mod:`.batch_bench`: the
+Then, per model, a view at a time against batched forwards at ``--batch-sizes`` (:mod:`.batching`: the
 detector's frames and the embedding models' crops, as ``detector.max_batch`` / ``embedding.max_batch`` batch
 them with episodes in flight), with how far the batched outputs are from the one-at-a-time ones.
 
@@ -205,7 +205,7 @@ def _torch_threads() -> int:
 
 
 def run_bench_models(args: argparse.Namespace) -> int:
-    from .batch_bench import bench_detector_batching, bench_embedding_batching
+    from .batching import bench_detector_batching, bench_embedding_batching
 
     texts = tuple(args.text) if args.text else DEFAULT_TEXTS
     repeats = int(args.repeats)
@@ -268,7 +268,7 @@ def run_bench_models(args: argparse.Namespace) -> int:
         )
         report = format_report(timings, header)
         if "vlm" in dirs:
-            from .chat_bench import bench_chat
+            from .chat import bench_chat
 
             chat = bench_chat(
                 dirs["vlm"],

@@ -172,7 +172,7 @@ class StepRecord:
 class OracleEpisode:
     """One episode run with the oracle verifier, as the audit needs it.
 
-    Not :class:`aiv_eval.records.EpisodeRecord` (a results.jsonl line): this keeps the label, the query items,
+    Not :class:`aiv_eval.records.episode.EpisodeRecord` (a results.jsonl line): this keeps the label, the query items,
     the oracle's answers per step and every capture the environment could have served.
     """
 
@@ -452,12 +452,11 @@ def run_oracle_episodes(
     """Play the index's pairs with the oracle verifier in-process (as ``aiv-eval run --mode inprocess`` with
     GT boxes does) and keep what the audit needs. ``extra``: further flat agent parameters."""
     from aiv_dataset.layout import PInVerifyDataset
+    from aiv_eval import make_episode_key
+    from aiv_eval.run.env_port import run_env_episode
     from aiv_offline_sim.environment import PInVerifyEnv
     from aiv_verifier.agent.factory import AgentFactory
     from aiv_verifier.verifier_parameters import config_parameter_defaults, factory_config
-
-    from .. import make_episode_key
-    from ..env_port import run_env_episode
 
     flat = dict(config_parameter_defaults())
     flat.update(

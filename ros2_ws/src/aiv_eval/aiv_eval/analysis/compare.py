@@ -12,9 +12,9 @@ from typing import Any
 
 from aiv_dataset.constants import PAIR_TYPES
 
+from ..records.episode import EpisodeRecord, is_prediction_correct
+from ..records.store import LoadedRun, load_run
 from .metrics import compute_metrics
-from .records import EpisodeRecord, is_prediction_correct
-from .results_store import LoadedRun, load_run
 from .statistics import DEFAULT_RESAMPLES, DEFAULT_SEED, mcnemar_exact, paired_bootstrap_diff
 
 RunLike = LoadedRun | str | os.PathLike[str]

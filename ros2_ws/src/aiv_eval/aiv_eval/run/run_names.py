@@ -1,7 +1,8 @@
 """Run directory names made from command-line values (sweep and A/B arms), confined to their parent directory.
 
-Apart from :mod:`.cli` because the heights / A-B comparison (:mod:`.heights`) names its arms the same way and
-:mod:`.cli` imports that module to add its subcommand: both import this one instead of each other.
+Apart from :mod:`aiv_eval.cli` because the heights / A-B comparison (:mod:`aiv_eval.heights`) names its arms
+the same way and :mod:`aiv_eval.cli` imports that module to add its subcommand: both import this one instead
+of each other.
 """
 
 from __future__ import annotations

@@ -37,14 +37,14 @@ import numpy as np
 from aiv_dataset.constants import PAIR_TYPES
 from aiv_dataset.levels import EYE_LEVEL, LEVEL_NAMES, level_direction
 
-from .records import (
+from ..records.episode import (
     FLIP_DIRECTIONS,
     STOP_REASONS,
     EpisodeRecord,
     derive_flip_direction,
     is_prediction_correct,
 )
-from .results_store import CONFIG_INFO_KEYS, METRICS_FILE, LoadedRun, load_run, write_json_atomic
+from ..records.store import CONFIG_INFO_KEYS, METRICS_FILE, LoadedRun, load_run, write_json_atomic
 from .statistics import DEFAULT_RESAMPLES, DEFAULT_SEED, cluster_bootstrap_ci, wilson_interval
 
 METRICS_EXTRAS_VERSION = 1

@@ -16,7 +16,7 @@ from typing import TextIO
 
 from aiv_dataset.index_records import PairRecord
 
-from . import EpisodeRecord, ProgressBar, ResultsStore, RunConfig, make_episode_key, write_metrics
+from .. import EpisodeRecord, ProgressBar, ResultsStore, RunConfig, make_episode_key, write_metrics
 from .in_flight import run_in_flight
 
 

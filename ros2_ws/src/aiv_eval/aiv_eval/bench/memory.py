@@ -1,6 +1,6 @@
 """Peak proportional set size (PSS) of process trees, sampled while a benchmark runs.
 
-``wait4``'s peak RSS (what :mod:`.ros_mode` reports) counts every shared page in full in every process that maps
+``wait4``'s peak RSS (what :mod:`aiv_eval.run.ros_mode` reports) counts every shared page in full in every process that maps
 it: the ~100 MiB of numpy, OpenCV and onnxruntime libraries that three node processes share from the page cache
 appear three times, and a node's children are not counted at all. PSS divides each shared page between the
 processes that map it, so the PSS of a node and its children is what that node really costs the machine, which

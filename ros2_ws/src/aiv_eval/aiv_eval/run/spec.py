@@ -35,7 +35,8 @@ from aiv_verifier.verifier_parameters import (
     verifier_parameters,
 )
 
-from . import RunConfig, identity
+from .. import RunConfig
+from . import identity
 from .evaluator_parameters import EVALUATOR_PARAMETERS
 from .pairs import check_pair_values
 

@@ -26,7 +26,7 @@ Extras for studies:
 
 Usage::
 
-    python -m aiv_eval.research.episode_sweep --dataset data/pv_synthetic_default --index train/pv_index_all.jsonl \
+    python -m aiv_studies.episode_sweep --dataset data/pv_synthetic_default --index train/pv_index_all.jsonl \
         --fusions attr_majority,veto --stop-rules reference,contradiction [--audit] [--perturb all] \
         [--set classical_key=value ...] [--json out.json] [--limit N] [--perfect part_colour --perfect text,logo]
 """
@@ -49,6 +49,7 @@ import numpy as np
 from aiv_checks.verifier import ClassicalVerifier
 from aiv_dataset.errors import DatasetError
 from aiv_dataset.layout import PInVerifyDataset
+from aiv_eval.run.env_port import run_env_episode
 from aiv_offline_sim.environment import PInVerifyEnv
 from aiv_offline_sim.episode_service import pair_key
 from aiv_verifier.agent.factory import AgentFactory
@@ -60,7 +61,6 @@ from aiv_verifier.query import build_query_interpreter
 from aiv_verifier.verification.base import AttributeAnswer, PerViewVerifier, VerifierError, ViewInput
 from PIL import Image
 
-from ..env_port import run_env_episode
 from .classical_study import OverrideError, classical_params
 
 PAIR_TYPES = ("positive", "neg_same", "neg_diff")

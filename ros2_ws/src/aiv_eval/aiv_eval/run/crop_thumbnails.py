@@ -14,7 +14,7 @@ import numpy as np
 from aiv_dataset.layout import PInVerifyDataset
 from PIL import Image
 
-from .results_store import writing
+from ..records.store import writing
 
 THUMBNAIL_MAX_SIDE = 256
 

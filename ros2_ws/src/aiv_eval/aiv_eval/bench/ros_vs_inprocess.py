@@ -5,7 +5,7 @@ Both modes evaluate the same params file and slice into fresh run dirs under ``-
 - in-process in a child process (so its peak memory is its own, read from ``wait4`` like the nodes');
 - over ROS with the simulator, verifier and evaluator as three processes (``ros_mode.RosEvaluation``);
 - over ROS again with N simulator + verifier pairs driven by one evaluator (``evaluator.pairs``; N from
-  ``--pairs``, by default ``make demo``'s rule, :func:`.pairs.demo_pair_count`), which is what the main job
+  ``--pairs``, by default ``make demo``'s rule, :func:`aiv_eval.run.pairs.demo_pair_count`), which is what the main job
   runs on a machine with N cores: its wall time and episodes per second beside the one-pair run's.
 
 Memory: each process's peak RSS from the kernel (``wait4``, exact) and the peak PSS of its whole process tree
@@ -28,10 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..run.pairs import demo_pair_names
+from ..run.ros_mode import ManagedNode, RosEvaluation
+from ..run.spec import EvalSpec
 from .memory import PssSampler
-from .pairs import demo_pair_names
-from .ros_mode import ManagedNode, RosEvaluation
-from .spec import EvalSpec
 from .stage_times import format_breakdown, read_stage_seconds
 
 

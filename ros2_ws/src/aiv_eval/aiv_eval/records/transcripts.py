@@ -18,7 +18,7 @@ from aiv_verifier.agent.steps import AgentStep
 from aiv_verifier.agent.trace import EpisodeTrace
 from aiv_verifier.verdict_codes import ACTION_DECIDE, DECISION_YES, STATES_BY_CODE
 
-from .records import AttributeObservation, TranscriptStep
+from .episode import AttributeObservation, TranscriptStep
 
 _OUTCOMES = {
     result.value: ("none" if result is MoveOutcome.DECIDED else result.value) for result in MoveOutcome

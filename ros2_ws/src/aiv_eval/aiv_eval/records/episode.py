@@ -9,7 +9,7 @@ Guarantees:
 * Records are frozen and validated on construction: a record that contradicts itself (e.g. ``nav_failures`` is
   not ``unreachable + trap``, ``is_correct`` disagrees with prediction and label, counts disagree with the
   transcript) cannot be built, so it can never be written.
-* Serialisation is canonical: keys in a fixed order, floats rounded to :data:`.record_fields.FLOAT_DECIMALS` decimals at
+* Serialisation is canonical: keys in a fixed order, floats rounded to :data:`.fields.FLOAT_DECIMALS` decimals at
   construction (so the in-memory value equals what is written), ``-0.0`` normalised, ASCII-only JSON without
   spaces. Two runs that made the same decisions therefore write byte-identical lines, and
   ``EpisodeRecord.from_json_dict(r.to_json_dict()) == r`` with an identical re-serialisation.
@@ -34,10 +34,10 @@ from aiv_dataset.vocabulary import DIRECTION_OFFSETS, SECTOR_COUNT, clean_direct
 from aiv_verifier.agent.steps import LANGUAGE_MODEL_FAILED
 from aiv_verifier.core.types import AttributeState
 
-from .record_fields import (
+from .fields import (
     RecordError as RecordError,
 )
-from .record_fields import (
+from .fields import (
     _check_bool,
     _check_choice,
     _check_int,

@@ -16,7 +16,7 @@ from typing import Any
 from aiv_verifier.evidence_tables import DEFAULT_CALIBRATION_FILE, DEFAULT_VISIBILITY_FILE, resolve_table_path
 from aiv_verifier.model_identity import model_identity
 
-from . import RunConfig
+from .. import RunConfig
 
 #: Simulator parameters that change what an episode is (the rest only change transport or logging).
 SIM_IDENTITY_KEYS = ("index_file", "max_steps", "seed", "seed_policy", "view_priority")

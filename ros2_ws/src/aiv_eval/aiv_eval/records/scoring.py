@@ -15,7 +15,7 @@ from aiv_verifier.agent.steps import AgentStep
 from aiv_verifier.agent.trace import EpisodeSummary, EpisodeTrace
 from aiv_verifier.verdict_codes import decision_from_code, model_calls_from_timings
 
-from .records import (
+from .episode import (
     ClaimOpinion,
     EpisodeEvidence,
     EpisodeRecord,

@@ -1,6 +1,6 @@
 """Checks of the fields of a results record: one line per problem, naming the record part and the field.
 
-Every record part (:mod:`.records`) validates its fields on construction with these, so a malformed or
+Every record part (:mod:`.episode`) validates its fields on construction with these, so a malformed or
 hand-edited ``results.jsonl`` line is refused with a message that says where, never half read.
 """
 

@@ -79,7 +79,7 @@ def executable_path(package: str, executable: str) -> Path:
 class NodeConfigurationError(SpecError):
     """A node refused the configuration it was started with (it exited with :data:`CONFIG_ERROR_EXIT`).
 
-    A :class:`~aiv_eval.spec.SpecError`: like a value ``aiv-eval`` refuses itself, the run cannot start until
+    A :class:`~aiv_eval.run.spec.SpecError`: like a value ``aiv-eval`` refuses itself, the run cannot start until
     the params file or the command line is fixed. The message carries the node's own one-line reason.
     """
 

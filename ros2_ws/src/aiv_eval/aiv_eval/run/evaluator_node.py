@@ -3,7 +3,7 @@
 For each selected index entry it loads the episode on ``offline_sim`` (StartEpisode by the pair's key), sends
 the descriptions to the verifier (VerifyInstance, starting from the published frame), collects the step
 feedback and the verdict, and scores the verdict with the labels only this node holds. Records go to the same
-append-only, resumable ``results.jsonl`` the in-process mode writes; the loop is shared (``aiv_eval.evaluation_loop``).
+append-only, resumable ``results.jsonl`` the in-process mode writes; the loop is shared (``aiv_eval.run.evaluation_loop``).
 
 With ``pairs`` set it drives several simulator + verifier pairs, each in its own namespace, one episode per pair
 at once: the next episode (or the next attempt at one) goes to whichever pair is free, and the records are
@@ -48,7 +48,14 @@ from rclpy.parameter import parameter_value_to_python
 from rclpy.parameter_client import AsyncParameterClient
 from rclpy.signals import SignalHandlerOptions
 
-from . import EpisodeRecord, RecordError, RunDirWriteError, StoreError, write_report
+from .. import EpisodeRecord, RecordError, RunDirWriteError, StoreError, write_report
+from ..bench.stage_times import STEPS, stage_line
+from ..records.scoring import (
+    failure_record,
+    record_from_verdict,
+    start_refused_reason,
+    verifier_failed_reason,
+)
 from .category_hint import benchmark_category_hint
 from .crop_thumbnails import CropWriter
 from .episode_client import (
@@ -78,8 +85,6 @@ from .pairs import (
     in_pair,
     parse_pairs,
 )
-from .scoring import failure_record, record_from_verdict, start_refused_reason, verifier_failed_reason
-from .stage_times import STEPS, stage_line
 
 SIM_PARAMETERS = (*SIM_IDENTITY_KEYS, *SIM_IDENTITY_DEFAULTS_LEFT_OUT, "dataset_root", "privileged_output")
 PARAMETER_ATTEMPTS = 3
