@@ -85,3 +85,34 @@ def test_a_signal_while_the_interpreter_finalises_is_ignored() -> None:
     )
     assert completed.returncode == 0, (completed.returncode, completed.stderr)
     assert completed.stdout.strip() == "main returns"
+
+
+def test_an_executable_leaves_without_a_thread_still_blocked_after_its_shutdown_and_names_it() -> None:
+    completed = _run(
+        """
+        import sys, threading
+        from aiv_common.stop_signals import leave_without_lingering_threads
+
+        threading.Thread(target=threading.Event().wait, name="stuck-callback").start()  # never ends, not daemon
+        threading.Thread(target=lambda: None, name="finished").start()
+        sys.exit(leave_without_lingering_threads(0))
+        """
+    )
+    # Without it Python's exit would join the stuck thread for ever (the test's timeout would end it instead).
+    assert completed.returncode == 0, completed.stderr
+    assert "left 1 thread(s) still blocked after the shutdown: stuck-callback" in completed.stderr
+
+
+def test_an_executable_whose_threads_all_ended_exits_normally_with_its_code() -> None:
+    completed = _run(
+        """
+        import sys, threading
+        from aiv_common.stop_signals import leave_without_lingering_threads
+
+        worker = threading.Thread(target=lambda: None, name="finished")
+        worker.start()
+        sys.exit(leave_without_lingering_threads(3))
+        """
+    )
+    assert completed.returncode == 3, completed.stderr
+    assert "still blocked" not in completed.stderr
