@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 from action_msgs.msg import GoalStatus
 from aiv_interfaces.action import MoveToSector
+from geometry_msgs.msg import PoseStamped
 from rclpy.action import ActionClient
 from std_msgs.msg import Empty, String
 from support.robot_nodes import (
@@ -109,15 +110,37 @@ def test_an_idle_node_ends_with_exit_code_zero_within_two_seconds(
 
 
 class BaseWatch:
-    """What the stand-in's base sees: its drive status reports and the adapter's stop requests."""
+    """What the stand-in's base sees: its drive status reports, its odometry and the adapter's stop requests.
+
+    A drive shows in two ways: the one-off "accepted" status and the periodic odometry moving away from where
+    the base stood. The status alone is not enough: the stand-in's publisher can send it before it has matched
+    this subscription (discovery is not symmetric), and then it is gone; odometry keeps coming.
+    """
 
     def __init__(self, node) -> None:
         self.node = node
         self.lock = threading.Lock()
         self.status: list[str] = []
         self.stops = 0
+        self.first_position: tuple[float, ...] | None = None
+        self.moved = False
         node.create_subscription(String, "goal_status", self._on_status, 10)
         node.create_subscription(Empty, "goal_cancel", self._on_stop, 10)
+        node.create_subscription(PoseStamped, "odom_pose", self._on_pose, 10)
+
+    def _on_pose(self, message: PoseStamped) -> None:
+        position = (message.pose.position.x, message.pose.position.y, message.pose.orientation.z,
+                    message.pose.orientation.w)  # fmt: skip
+        with self.lock:
+            if self.first_position is None:
+                self.first_position = position
+            elif max(abs(a - b) for a, b in zip(position, self.first_position, strict=True)) > 1e-6:
+                self.moved = True
+
+    def driving(self) -> bool:
+        """The base accepted a drive (its status said so, or its odometry has moved)."""
+        with self.lock:
+            return self.moved or any("accepted" in status for status in self.status)
 
     def _on_status(self, message: String) -> None:
         with self.lock:
@@ -129,7 +152,10 @@ class BaseWatch:
 
     def connected(self) -> bool:
         """The stand-in's status and the adapter's stop publishers are in the graph (else the first are missed)."""
-        return all(self.node.count_publishers(topic) > 0 for topic in ("goal_status", "goal_cancel"))
+        topics = ("goal_status", "goal_cancel", "odom_pose")
+        with self.lock:
+            posed = self.first_position is not None
+        return posed and all(self.node.count_publishers(topic) > 0 for topic in topics)
 
     def seen(self, check: Callable[[list[str], int], bool]) -> Callable[[], bool]:
         def probe() -> bool:
@@ -177,7 +203,7 @@ def test_the_adapter_stopped_mid_drive_stops_the_base_answers_the_move_and_exits
 
 def _drive(mover: ActionClient, base: BaseWatch):
     """A move under way: the first sector (in a fixed order) whose drive the stand-in accepts."""
-    driving = base.seen(lambda status, _stops: "accepted" in status)
+    driving = base.driving
     for direction in ("front-right", "back-right", "back", "front-left", "back-left"):
         sent = send_move(mover, direction)
         ended = sent._handle().get_result_async()  # asked before the adapter goes
