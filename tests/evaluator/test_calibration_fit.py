@@ -61,6 +61,19 @@ def test_the_target_model_counts_shares_and_fits_claim_fail_rates() -> None:
         fit_target_model([])
 
 
+def test_kinds_without_a_rate_of_their_own_fall_back_to_the_pooled_rate() -> None:
+    """With enough look-alikes every kind gets its own rate; the fallback for other kinds is still the rate
+    pooled over all claims (a joint fit of the fallback on no claims at all came out at the grid's edge)."""
+    body_fails = [("body", N, False, False, True), ("logo", Y, False, True, True)]
+    both_fail = [("body", N, False, False, True), ("logo", N, False, False, True)]
+    logo_fails = [("body", Y, False, True, True), ("logo", N, False, False, True)]
+    answers = [body_fails] * 20 + [both_fail] * 10 + [logo_fails] * 10
+    model = fit_target_model([pair(10 + i, "neg_same", [view(0, a)]) for i, a in enumerate(answers)])
+    assert set(model.kind_fails_rates) == {"main_colour", "logo"}  # 40 claims of each kind
+    assert model.kind_fails_rates["main_colour"] > model.kind_fails_rates["logo"]
+    assert 0.1 < model.claim_fails_rate < 0.9, model.claim_fails_rate
+
+
 def test_visibility_rows_count_where_a_claim_missed_from_one_side_shows() -> None:
     rows = visibility_rows(PAIRS)
     assert (

@@ -222,3 +222,29 @@ def test_the_trust_table_refuses_a_dataset_made_with_a_seed_the_tables_were_fitt
     )  # fmt: skip
     assert completed.returncode == 2
     assert "made with seed 11" in completed.stderr and len(completed.stderr.strip().splitlines()) == 1
+
+
+#: Claim kinds the exact oracle confirms from the privileged truth of today's generator (an absent logo since
+#: the truth records the surface it would be printed on).
+ORACLE_CONFIRMS = (
+    "main_colour",
+    "part_colour",
+    "pattern",
+    "no_pattern",
+    "text",
+    "logo",
+    "no_logo",
+    "material",
+)
+
+
+@pytest.mark.parametrize("key", ["oracle", "noisy_oracle:error_rate=0.1,unsure_rate=0"])
+def test_the_shipped_oracle_tables_carry_yes_evidence_for_every_kind_the_oracle_confirms(key: str) -> None:
+    """A table fitted before the generator recorded something has no Yes evidence for that claim kind, and then
+    every query with such a claim stops UNDECIDED after one view however many views could show it (how a
+    table fitted before absence surfaces existed held the robot setting to 0.65 of the ceiling)."""
+    from aiv_verifier.evidence_tables import DEFAULT_CALIBRATION_FILE
+
+    table = load_calibration(DEFAULT_CALIBRATION_FILE).backends[key].table
+    without = [kind for kind in ORACLE_CONFIRMS if table.strongest(kind, Decision.YES)[0] <= 0.0]
+    assert not without, f"the shipped {key} table has no Yes evidence for {without}: refit it"

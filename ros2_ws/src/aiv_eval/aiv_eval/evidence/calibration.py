@@ -118,11 +118,15 @@ def fit_target_model(pairs: Sequence[SurveyPair]) -> TargetModel:
             counts[kind] += 1
     kinds = sorted(kind for kind, count in counts.items() if count >= MIN_KIND_CLAIMS)
     rates = _fit_rates(distinct, dict.fromkeys(kinds, overall)) if kinds else {"": overall}
+    rates.pop("", None)
+    # The fallback for kinds without a rate of their own is the rate pooled over every claim: the joint fit's
+    # own "" rate is fitted on the rare kinds alone, and on nothing at all when every kind has its own rate
+    # (its likelihood is then flat and the grid's first value, 0.005, came out).
     return TargetModel(
         target_share=min(max(positives / total, 1e-3), 1 - 1e-3),
         other_category_share=other_category / len(others) if others else 0.5,
         indistinguishable_share=min(indistinguishable / len(samples), 0.999) if samples else 0.0,
-        claim_fails_rate=rates.pop("", overall),
+        claim_fails_rate=overall,
         kind_fails_rates=rates,
     )
 

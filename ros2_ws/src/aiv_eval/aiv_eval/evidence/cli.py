@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from aiv_verifier.agent.factory import calibration_key
+from aiv_verifier.claims import CATEGORY_KIND
+from aiv_verifier.core.evidence import ReliabilityTable
+from aiv_verifier.core.types import Decision
 from aiv_verifier.evidence_tables import (
     CALIBRATION_FORMAT,
     FittedOn,
@@ -171,8 +174,20 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         f"target share {model.target_share:.3f}, other category {model.other_category_share:.3f}, "
         f"indistinguishable {model.indistinguishable_share:.3f}, claim fails rate {model.claim_fails_rate:.3f}"
     )
+    unconfirmable = kinds_without_yes_evidence(backend.table)
+    if unconfirmable:
+        print(
+            f"no Yes evidence for claim kinds {', '.join(unconfirmable)}: the evidential mode cannot accept a "
+            "query with such a claim (did the data ever show one holding?)"
+        )
     print(f"wrote {out}")
     return 0
+
+
+def kinds_without_yes_evidence(table: ReliabilityTable) -> list[str]:
+    """Claim kinds in the table that no Yes answer supports: a query with one stops UNDECIDED after a view."""
+    kinds = sorted({kind for kind, _quality in table.cells if kind != CATEGORY_KIND})
+    return [kind for kind in kinds if table.strongest(kind, Decision.YES)[0] <= 0.0]
 
 
 def _cmd_visibility(args: argparse.Namespace) -> int:
