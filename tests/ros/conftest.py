@@ -7,6 +7,7 @@ CI), in which case a missing ROS installation is an error rather than a silent s
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -87,3 +88,28 @@ else:
         outcome = yield
         report = outcome.get_result()
         setattr(item, f"rep_{report.when}", report)
+
+
+def _dds_participants_alive() -> int:
+    """Fast DDS participants alive in this process: each runs one event thread named ``dds.ev.N``."""
+    count = 0
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/comm", encoding="utf-8") as comm:
+                count += comm.read().startswith("dds.ev")
+        except OSError:  # the thread ended meanwhile
+            continue
+    return count
+
+
+@pytest.fixture(autouse=True)
+def _one_dds_participant_at_a_time() -> None:
+    """Free the previous test's participant before this test makes its own.
+
+    A context's participant lives until its last node is freed, and the nodes of a finished test can sit in
+    reference cycles until the next garbage collection. Several participants in one process is what Fast DDS
+    3.2 can deadlock on while it destroys a writer (eProsima/Fast-DDS#6193): a worker hung in a publisher's
+    teardown, holding the GIL, so pytest-timeout never fired and the whole run stalled.
+    """
+    if _dds_participants_alive():
+        gc.collect()

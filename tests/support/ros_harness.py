@@ -6,6 +6,7 @@ Nothing here sleeps to synchronise: every wait is a predicate checked while the 
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
@@ -126,6 +127,12 @@ def ros_context() -> Iterator[Context]:
         yield context
     finally:
         rclpy.try_shutdown(context=context)
+        # The DDS participant lives until the last node of the context is freed; nodes a test made on its own
+        # (and objects holding them in cycles) would otherwise keep it into later tests. Several participants in
+        # one process is what Fast DDS 3.2 can deadlock on when it destroys a writer (eProsima/Fast-DDS#6193,
+        # seen here as a test worker hung in a publisher's teardown with the GIL held, past pytest-timeout).
+        gc.collect()
+        context.destroy()
 
 
 class NodeProcess:
