@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import signal
 import sys
 from collections.abc import Iterator
 
@@ -12,6 +13,14 @@ from support.ros_isolation import configure_process_environment
 
 # Runs at import, i.e. before any test module (or plugin) can import rclpy in this process.
 ROS_TEST_ENVIRONMENT = configure_process_environment()
+
+# The tests stop `ros2 launch` and nodes with SIGINT as a terminal's Ctrl-C does, and a terminal starts a command
+# with SIGINT handled. A test run started as a script's background job (`make test &`, some CI runners) has it
+# ignored, every child would inherit that, and `ros2 launch` would then never hear a Ctrl-C (seen: launches
+# ending only after the test's grace period, killed). Starting with it ignored is asked for explicitly, by
+# Ros2Process(sigint_ignored=True).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 #: Past pytest-timeout's limit (pyproject.toml): only a test that limit could not stop reaches this one.
 WEDGED_TEST_LIMIT_S = float(os.environ.get("AIV_WEDGED_TEST_LIMIT_S", "480"))

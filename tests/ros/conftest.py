@@ -77,8 +77,14 @@ else:
     def ros2_process(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., Ros2Process]]:
         """Factory starting `ros2 launch` / `ros2 run` / `ros2 topic echo` children; all stopped afterwards."""
 
-        def make(index: int, argv: list[str], name: str = "ros2", cwd: Path | None = None) -> Ros2Process:
-            return Ros2Process(argv, tmp_path / f"{name}-{index}.log", cwd=cwd)
+        def make(
+            index: int,
+            argv: list[str],
+            name: str = "ros2",
+            cwd: Path | None = None,
+            sigint_ignored: bool = False,
+        ) -> Ros2Process:
+            return Ros2Process(argv, tmp_path / f"{name}-{index}.log", cwd=cwd, sigint_ignored=sigint_ignored)
 
         yield from _process_factory(request, make)
 

@@ -10,7 +10,9 @@
 - the detector node likewise: a damaged model fails configure, the corrected one configures and publishes boxes
   once active, cleanup gives the model's memory back;
 - ``verifier.launch.py`` takes the verifier to active through its lifecycle service (its own ``autostart``
-  parameter false); ``autostart:=false`` leaves the launched verifier unconfigured for ``ros2 lifecycle``;
+  parameter false); ``autostart:=false`` leaves the launched verifier unconfigured for ``ros2 lifecycle``; a
+  launch started with SIGINT ignored (a background job) still stops on Ctrl-C while it configures the node, and
+  one whose node dies before it can be configured ends instead of waiting for it;
 - SIGINT and SIGTERM end an idle verifier within 2 s and one mid-request (a move held by the move server, or a
   frame that never comes) within 5 s, with exit code 0.
 """
@@ -265,6 +267,34 @@ def test_the_verifier_launch_file_leaves_it_unconfigured_with_autostart_false(ro
     assert _transition("/managed/verifier", "activate") == "Transitioning successful"
     assert _state("/managed/verifier") == "active [3]"
     assert launch.stop() == 0, launch.output()
+
+
+def test_a_launch_started_with_sigint_ignored_still_stops_on_ctrl_c_while_it_configures(ros2_process) -> None:
+    """A script's background job (``ros2 launch ... &``) inherits SIGINT ignored. Launch then never heard the
+    Ctrl-C: the verifier ended on its own SIGINT, and launch waited for the answer to its configure request
+    for good (killed after the grace period). Our launch files take SIGINT back (aiv_common.launch_signals)."""
+    require_tools("launch_ros", "ros2launch")
+    launch = ros2_process(
+        ["launch", "aiv_verifier", "verifier.launch.py", "namespace:=background"],
+        "background",
+        sigint_ignored=True,
+    )
+    launch.wait_for_output("process started")  # launch asks for configure now; the node cannot answer yet
+    assert launch.stop() == 0, launch.output()
+    assert "user interrupted with ctrl-c" in launch.output(), launch.output()
+
+
+def test_a_launch_whose_managed_node_dies_while_starting_ends_instead_of_waiting_for_it(ros2_process) -> None:
+    """launch_ros waits for a transition's service until launch shuts down, and that pending request kept an
+    otherwise finished launch running for ever; CleanStopLifecycleNode gives it up when the process ends."""
+    require_tools("launch_ros", "ros2launch")
+    launch = ros2_process(["launch", "aiv_verifier", "verifier.launch.py", "namespace:=crashes"], "crashes")
+    launch.wait_for_output("process started")
+    started = re.search(r"process started with pid \[(\d+)\]", launch.output())
+    assert started is not None, launch.output()
+    psutil.Process(int(started.group(1))).kill()  # before its change_state service is up
+    launch.wait(timeout_s=30.0)
+    assert "not asked for any more: its process ended (exit code -9)" in launch.output(), launch.output()
 
 
 class Base:

@@ -17,6 +17,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -145,6 +146,13 @@ def ros2_until(argv: Sequence[str], accept: Callable[[str], bool], what: str, ti
     raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}; last output:\n{output}")
 
 
+#: Ignore SIGINT, then become the command (an ignore survives exec; the pid stays the same).
+_EXEC_WITH_SIGINT_IGNORED = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "os.execvp(sys.argv[1], sys.argv[1:])"
+)
+
+
 class Ros2Process:
     """A long-running ``ros2 launch`` / ``ros2 run`` / ``ros2 topic echo`` child, stopped the way a user stops it.
 
@@ -153,12 +161,20 @@ class Ros2Process:
     outlives the test.
     """
 
-    def __init__(self, argv: Sequence[str], log_path: Path, cwd: Path | None = None) -> None:
+    def __init__(
+        self, argv: Sequence[str], log_path: Path, cwd: Path | None = None, *, sigint_ignored: bool = False
+    ) -> None:
+        """``sigint_ignored``: start it the way a script's background job starts (``ros2 launch ... &``), with
+        SIGINT ignored; otherwise as a terminal starts a command, with SIGINT at its default (tests/conftest.py
+        takes back an ignore the test run itself may have inherited)."""
         self.argv = ["ros2", *with_no_daemon(argv)]
         self.log_path = log_path
         self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        command = (
+            [sys.executable, "-c", _EXEC_WITH_SIGINT_IGNORED, *self.argv] if sigint_ignored else self.argv
+        )
         self.process = subprocess.Popen(
-            self.argv, stdout=self._log, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True
+            command, stdout=self._log, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True
         )
 
     @property

@@ -23,6 +23,7 @@ with its clock, so both (and the evaluator) follow one ``use_sim_time`` setting.
 timed out correctly until that clock ticks.
 """
 
+from aiv_common.launch_signals import take_back_ctrl_c
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, EmitEvent, RegisterEventHandler
 from launch.conditions import IfCondition
@@ -35,6 +36,7 @@ from launch_ros.substitutions import FindPackageShare
 
 
 def generate_launch_description() -> LaunchDescription:
+    take_back_ctrl_c()  # a launch started in the background must still stop on Ctrl-C
     params_file = LaunchConfiguration("params_file")
     use_sim_time = ParameterValue(LaunchConfiguration("use_sim_time"), value_type=bool)
     arguments = [

@@ -17,6 +17,7 @@ the model in memory, for a lifecycle manager (``ros2 lifecycle set /detector con
 docs/verifier.md, "Lifecycle".
 """
 
+from aiv_common.launch_signals import take_back_ctrl_c
 from aiv_common.lifecycle_launch import CleanStopLifecycleNode, activate_when_started
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
@@ -25,6 +26,7 @@ from launch_ros.substitutions import FindPackageShare
 
 
 def generate_launch_description() -> LaunchDescription:
+    take_back_ctrl_c()  # a launch started in the background must still stop on Ctrl-C
     arguments = [
         DeclareLaunchArgument("namespace", default_value="", description="namespace of the detector node"),
         DeclareLaunchArgument(

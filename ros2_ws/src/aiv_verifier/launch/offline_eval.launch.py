@@ -21,6 +21,7 @@ pairs ``pairK`` … without an evaluator, and the evaluator's machine names ever
 (a pair that is not up yet joins when it answers). docs/parallel-evaluation.md has the commands.
 """
 
+from aiv_common.launch_signals import take_back_ctrl_c
 from launch import LaunchContext, LaunchDescription
 from launch.actions import DeclareLaunchArgument, EmitEvent, OpaqueFunction, RegisterEventHandler
 from launch.event_handlers import OnProcessExit
@@ -123,6 +124,7 @@ def _nodes(context: LaunchContext) -> list:
 
 
 def generate_launch_description() -> LaunchDescription:
+    take_back_ctrl_c()  # a launch started in the background must still stop on Ctrl-C
     arguments = [
         DeclareLaunchArgument(
             "params_file",

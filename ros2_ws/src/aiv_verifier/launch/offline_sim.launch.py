@@ -4,6 +4,7 @@
         index_file:=val/pv_index_100.jsonl privileged_output:=true
 """
 
+from aiv_common.launch_signals import take_back_ctrl_c
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
@@ -13,6 +14,7 @@ from launch_ros.substitutions import FindPackageShare
 
 
 def generate_launch_description() -> LaunchDescription:
+    take_back_ctrl_c()  # a launch started in the background must still stop on Ctrl-C
     arguments = [
         DeclareLaunchArgument("dataset_root", description="PInVerify dataset directory"),
         DeclareLaunchArgument(

@@ -27,6 +27,7 @@ activates it once its process is up; ``autostart:=false`` leaves it unconfigured
 (docs/verifier.md, "Lifecycle"). The adapter and the stand-in are plain nodes.
 """
 
+from aiv_common.launch_signals import take_back_ctrl_c
 from aiv_common.lifecycle_launch import CleanStopLifecycleNode, activate_when_started
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
@@ -96,6 +97,7 @@ def _nodes(context):
 
 
 def generate_launch_description() -> LaunchDescription:
+    take_back_ctrl_c()  # a launch started in the background must still stop on Ctrl-C
     arguments = [
         DeclareLaunchArgument(
             "standin",
