@@ -5,7 +5,9 @@
 - with ``interrupt_main`` the first signal raises KeyboardInterrupt in a main thread blocked in an untimed wait,
   and a second one during the clean-up is ignored;
 - a signal that arrives while the interpreter finalises, after ``main`` returned, does not kill the process
-  (Python puts the default action back for the signals it handled; exit code -2 without a traceback).
+  (Python puts the default action back for the signals it handled; exit code -2 without a traceback);
+- ``aiv_common.launch_signals``: a launch process that inherited SIGINT ignored gets Python's handler back, and
+  a handler somebody chose is left alone.
 """
 
 from __future__ import annotations
@@ -116,3 +118,21 @@ def test_an_executable_whose_threads_all_ended_exits_normally_with_its_code() ->
     )
     assert completed.returncode == 3, completed.stderr
     assert "still blocked" not in completed.stderr
+
+
+def test_a_launch_process_takes_back_an_ignored_sigint_and_leaves_a_chosen_handler_alone() -> None:
+    completed = _run(
+        """
+        import signal
+        from aiv_common.launch_signals import take_back_ctrl_c
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a background job of a script starts
+        assert take_back_ctrl_c()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        chosen = lambda *_: None
+        signal.signal(signal.SIGINT, chosen)
+        assert not take_back_ctrl_c()
+        assert signal.getsignal(signal.SIGINT) is chosen
+        print("ok")
+        """
+    )
+    assert completed.stdout.strip() == "ok", completed.stderr
