@@ -13,7 +13,10 @@ service manager. A run is *clean* when the launch ended by itself, every node it
 (exit code 0), nothing "has died" and nothing was escalated to SIGTERM or SIGKILL. The table gives, per
 scenario, the runs, the clean ones, those that also ended within the scenario's limit (2 s idle, 5 s
 mid-request) and the longest time from the SIGINT to the end of the launch. ``--busy-loops 2`` runs two
-``yes > /dev/null`` beside it, as the issue's check does. The logs of every run stay in ``--log-dir``.
+``yes > /dev/null`` beside it, as the issue's check does. ``--background-job`` starts each launch with SIGINT
+ignored, as ``ros2 launch ... &`` in a script does; a run also needs launch's own "user interrupted with
+ctrl-c" to count as clean (without it launch ran no shutdown: the nodes ended on their own SIGINT). The logs of
+every run stay in ``--log-dir``.
 
 Needs the ROS 2 tools (``ros2 launch``: apt ROS, or ``make ros2-tools``) and the sourced workspace
 (``source .env.sh``). The dataset is the synthetic ``micro`` preset, generated once into the log directory
@@ -49,6 +52,11 @@ END_TIMEOUT_S = 30.0
 IDLE_LIMIT_S = 2.0
 MID_REQUEST_LIMIT_S = 5.0
 DOMAIN_LOCK_DIR = Path(tempfile.gettempdir()) / "aiv-ros-domain-locks"  # shared with tests/support
+#: Ignore SIGINT, then become the command (the ignore survives exec), as a shell starts a background job.
+EXEC_WITH_SIGINT_IGNORED = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "os.execvp(sys.argv[1], sys.argv[1:])"
+)
 
 #: A description of the stand-in's object (a backpack) that its first view cannot settle.
 STANDIN_QUERY = "an orange backpack with blue shoulder straps and a green front pocket"
@@ -94,6 +102,9 @@ class Context:
     dataset_root: Path
     run_dir: Path
     env: dict[str, str]
+    background_job: bool = (
+        False  # start the launch with SIGINT ignored, as `ros2 launch ... &` in a script does
+    )
 
 
 @dataclass(frozen=True)
@@ -267,7 +278,11 @@ def run_once(scenario: Scenario, context: Context) -> Outcome:
     context.run_dir.mkdir(parents=True, exist_ok=True)
     log = open(context.run_dir / "launch.log", "w", encoding="utf-8")  # noqa: SIM115 - closed below
     argv = ["ros2", "launch", "aiv_verifier", scenario.launch_file, *scenario.arguments(context)]
-    log.write(f"$ {' '.join(argv)}\n")
+    log.write(
+        f"$ {' '.join(argv)}{'  (SIGINT ignored, as a background job)' if context.background_job else ''}\n"
+    )
+    if context.background_job:
+        argv = [sys.executable, "-c", EXEC_WITH_SIGINT_IGNORED, *argv]
     process = subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
@@ -324,6 +339,10 @@ def judge(run: Run, sent: float, ended: float | None) -> Outcome:
         notes.append(f"escalated to SIG{match[1]}")
     missing = sorted(started - finished - {match["process"] for match in DIED.finditer(text)})
     notes += [f"{_node(name)} never ended" for name in missing]
+    if (
+        "user interrupted with ctrl-c" not in text
+    ):  # the nodes ended on their own SIGINT; launch ran no shutdown
+        notes.append("launch did not hear the Ctrl-C")
     end_s = None if ended is None else ended - sent
     return Outcome(not notes, end_s, notes)
 
@@ -379,12 +398,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--log-dir", type=Path, help="where every run's output stays (default: a new temp dir)"
     )
+    parser.add_argument(
+        "--background-job",
+        action="store_true",
+        help="start each launch with SIGINT ignored, as a script's `ros2 launch ... &` does",
+    )
     args = parser.parse_args(argv)
     unknown = [name for name in args.scenarios if name not in names]
     if unknown or args.runs < 1 or args.busy_loops < 0:
         parser.error(f"unknown scenario {unknown[0]!r}" if unknown else "--runs >= 1 and --busy-loops >= 0")
     # Children must take SIGINT as a terminal's Ctrl-C reaches them: a script started in the background
-    # (nohup, `&` in a script) has it ignored, and an ignored SIGINT is inherited through exec.
+    # (nohup, `&` in a script) has it ignored, and an ignored SIGINT is inherited through exec
+    # (--background-job asks for exactly that, on purpose).
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(
         signal.SIGTERM, lambda _signum, _frame: sys.exit(1)
@@ -405,13 +430,18 @@ def main(argv: list[str] | None = None) -> int:
     }
     dataset_root = args.dataset_root.resolve() if args.dataset_root else make_dataset(log_dir)
     busy = start_busy_loops(args.busy_loops)
-    print(f"logs: {log_dir}; ROS_DOMAIN_ID={domain_id}; {args.busy_loops} busy loop(s)", flush=True)
+    started_as = "; launches started with SIGINT ignored" if args.background_job else ""
+    print(
+        f"logs: {log_dir}; ROS_DOMAIN_ID={domain_id}; {args.busy_loops} busy loop(s){started_as}", flush=True
+    )
     rows = []
     try:
         for scenario in chosen:
             outcomes = []
             for number in range(1, args.runs + 1):
-                context = Context(dataset_root, log_dir / scenario.name / f"run{number:02d}", env)
+                context = Context(
+                    dataset_root, log_dir / scenario.name / f"run{number:02d}", env, args.background_job
+                )
                 outcome = run_once(scenario, context)
                 outcomes.append(outcome)
                 shown = "clean" if outcome.clean else "; ".join(outcome.notes)
